@@ -1,0 +1,19 @@
+# Set-up and everyday commands. Run inside the virtual environment you want to use.
+PYTHON ?= python
+# The CPU wheel torch==2.13.0 is on disk on the project machines; elsewhere any torch>=2.1 works:
+#   make install TORCH="torch>=2.1"
+TORCH ?= torch==2.13.0
+PIP = $(PYTHON) -m pip
+
+.PHONY: install test fixtures
+
+install:
+	$(PIP) install "$(TORCH)" -c constraints.txt -e ".[test]"
+	$(PIP) install --no-deps allennlp==2.10.1 allennlp-models==2.10.1
+	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.compat as c; print('bitcode_allennlp ready; compat fixes:', ', '.join(sorted(c.report())))"
+
+test:
+	$(PYTHON) -m pytest -x -q tests
+
+fixtures:
+	$(PYTHON) fixtures/make_fixtures.py

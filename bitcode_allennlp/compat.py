@@ -1,0 +1,375 @@
+"""Every compatibility fix that lets AllenNLP 2.10.1 run on today's stack, in one place.
+
+AllenNLP 2.10.1 (2022, archived) pins torch<1.13, transformers<4.21 and spacy<3.4. We install it with
+``--no-deps`` next to current releases (see ``constraints.txt``) and repair the few places that break.
+
+Where this module sits: it imports only the standard library at import time, so the start-up hook
+``bitcode_allennlp.pth`` (installed into site-packages with the package) can load it in every Python
+process for about a millisecond. ``install()`` puts an import hook on ``sys.meta_path`` that applies each
+fix around the AllenNLP module that needs it, the first time that module is imported; nothing is done for
+programs that never import AllenNLP. ``install()`` is idempotent, and when AllenNLP is already imported it
+patches the loaded modules directly. Set ``BITCODE_ALLENNLP_NO_HOOK=1`` to turn the start-up hook off.
+
+The fixes (each has a test in ``tests/test_compat.py``):
+
+``adamw``
+    transformers >= 4.50 removed ``transformers.AdamW``; ``allennlp/training/optimizers.py`` subclasses it at
+    import time (``huggingface_adamw``), so ``import allennlp`` fails. We provide ``transformers.AdamW`` as a
+    subclass of ``torch.optim.AdamW`` that accepts the old ``correct_bias`` argument. Safe: the transformers
+    class was deprecated in favour of ``torch.optim.AdamW``, which does the same decoupled weight decay with
+    bias correction; ``correct_bias=False`` (which torch cannot do) raises instead of silently changing.
+    Trap: importing ``transformers.processing_utils`` re-executes the lazy ``transformers`` module and drops
+    attributes set on it, so it is imported before the attribute is set.
+``torchvision``
+    allennlp imports torchvision at module level in three vision-only modules. PyPI has no CPU torchvision
+    build for torch 2.13, and a CUDA build does not load against the CPU torch wheel. When torchvision cannot
+    be imported we register an inert placeholder package whose attributes raise ``ImportError`` on use.
+    Safe: only AllenNLP's vision models use it; transformers still reports torchvision unavailable (the
+    placeholder has no installed distribution). A working torchvision is always preferred.
+``tokenizer_kwargs``
+    transformers >= 4.44: ``cached_transformers.get_tokenizer(name, add_special_tokens=False)`` passes a
+    constructor keyword that now shadows the tokenizer method ``add_special_tokens`` (and breaks it). We drop
+    that keyword. Safe: AllenNLP passes ``add_special_tokens`` explicitly on every encode call.
+``spacy_offline``
+    ``get_spacy_model`` runs ``spacy download`` when a model is missing; there is no network here and spaCy 3.8
+    models are not on PyPI. We fall back to ``spacy.blank(lang)`` (with a warning) and accept names
+    ``blank:<lang>``. Safe: only tokenization is used by our readers and predictors; a pipeline that really
+    needs the tagger or parser still gets the installed model when it exists.
+``safetensors_weights``
+    ``TransformerModule.from_pretrained_module(<dir>)`` only looks for ``pytorch_model.bin``; transformers
+    now saves ``model.safetensors``. We read the safetensors file when it is the one present. Safe: the same
+    tensors under the same names.
+``gradient_checkpointing``
+    ``PretrainedTransformerEmbedder(gradient_checkpointing=True)`` only writes a config key that transformers
+    4.x ignores. We call ``gradient_checkpointing_enable()`` as the flag intends. Safe: same outputs, less memory.
+``plugin``
+    The ``allennlp`` command imports allennlp-models and ``.allennlp_plugins`` entries before it reads
+    ``--include-package``. We add ``bitcode_allennlp.plugin`` to ``import_plugins`` so our names are known to
+    ``train``/``evaluate``/``predict`` without the flag. The flag still works and is harmless.
+
+Not a code fix but part of the same layer: ``setuptools<82`` is pinned because py-rouge (used by
+allennlp-models) imports ``pkg_resources``, removed in setuptools 82; without it allennlp only logs "Plugin
+allennlp_models could not be loaded". transformers 5.x is not supported (``constraints.txt`` pins <5).
+"""
+import importlib.abc
+import importlib.machinery
+import logging
+import os
+import sys
+import threading
+import types
+from typing import Callable, Dict, List
+
+logger = logging.getLogger(__name__)
+
+# Module name -> fixes run just before / just after that module's code executes.
+_BEFORE: Dict[str, List[Callable[[], None]]] = {}
+_AFTER: Dict[str, List[Callable[[types.ModuleType], None]]] = {}
+APPLIED: Dict[str, str] = {}  # fix name -> what was done; read by tests and `bitcode_allennlp.compat.report()`
+
+
+def _before(*module_names: str):
+    def register(fix):
+        for name in module_names:
+            _BEFORE.setdefault(name, []).append(fix)
+        return fix
+
+    return register
+
+
+def _after(*module_names: str):
+    def register(fix):
+        for name in module_names:
+            _AFTER.setdefault(name, []).append(fix)
+        return fix
+
+    return register
+
+
+# ---------------------------------------------------------------------------------------------- early fixes
+
+
+@_before("allennlp.training.optimizers")
+def fix_adamw() -> None:
+    import transformers
+
+    if _has_attr(transformers, "AdamW"):
+        return
+    import torch
+
+    # Re-executes the lazy `transformers` module and replaces it in sys.modules: do it first.
+    import transformers.processing_utils  # noqa: F401
+
+    transformers = sys.modules["transformers"]
+
+    class AdamW(torch.optim.AdamW):
+        """`torch.optim.AdamW` under the old `transformers.AdamW` name and signature (see compat docs)."""
+
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0,
+                     correct_bias=True, no_deprecation_warning=False):
+            if not correct_bias:
+                raise ValueError(
+                    "correct_bias=False is not supported: transformers.AdamW was removed in transformers 4.50 "
+                    "and bitcode_allennlp.compat maps it to torch.optim.AdamW, which always corrects bias."
+                )
+            super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    AdamW.__module__ = "transformers"
+    transformers.AdamW = AdamW
+    APPLIED["adamw"] = "transformers.AdamW -> subclass of torch.optim.AdamW"
+
+
+def _has_attr(module, name: str) -> bool:
+    try:
+        getattr(module, name)
+        return True
+    except Exception:
+        return False
+
+
+class _Placeholder(types.ModuleType):
+    """An inert stand-in for a package that is missing or cannot load; using it raises ImportError."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise ImportError(
+            f"{self.__name__}.{name} is not available: torchvision is not installed or cannot load against "
+            f"this torch build, and bitcode_allennlp.compat put a placeholder in its place. AllenNLP's vision "
+            f"models need a working torchvision (pip install torchvision matching your torch)."
+        )
+
+
+@_before("allennlp.data.image_loader", "allennlp.modules.vision.grid_embedder",
+         "allennlp.modules.vision.region_detector")
+def fix_torchvision() -> None:
+    existing = sys.modules.get("torchvision")
+    if existing is not None:
+        return
+    try:
+        import torchvision  # noqa: F401
+
+        return
+    except Exception as error:  # ModuleNotFoundError, or a CUDA build that fails to load ("torchvision::nms")
+        reason = f"{type(error).__name__}: {error}"
+        for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
+            del sys.modules[name]
+    parent = None
+    for name in ("torchvision", "torchvision.ops", "torchvision.ops.boxes"):
+        module = _Placeholder(name)
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        module.__path__ = []
+        module.__file__ = None
+        sys.modules[name] = module
+        if parent is not None:
+            setattr(parent, name.rsplit(".", 1)[1], module)
+        parent = module
+    APPLIED["torchvision"] = f"placeholder torchvision ({reason})"
+
+
+# ---------------------------------------------------------------------------------------------- runtime fixes
+
+
+@_after("allennlp.common.cached_transformers")
+def fix_tokenizer_kwargs(module: types.ModuleType) -> None:
+    original = module.get_tokenizer
+    if getattr(original, "_bitcode_compat", False):
+        return
+
+    def get_tokenizer(model_name: str, **kwargs):
+        kwargs.pop("add_special_tokens", None)
+        return original(model_name, **kwargs)
+
+    get_tokenizer.__doc__ = original.__doc__
+    get_tokenizer._bitcode_compat = True
+    get_tokenizer.__wrapped__ = original
+    _replace_everywhere(original, get_tokenizer)
+    APPLIED["tokenizer_kwargs"] = "get_tokenizer drops the add_special_tokens constructor keyword"
+
+
+@_after("allennlp.common.util")
+def fix_spacy_offline(module: types.ModuleType) -> None:
+    original = module.get_spacy_model
+    if getattr(original, "_bitcode_compat", False):
+        return
+    cache = module.LOADED_SPACY_MODELS
+
+    def get_spacy_model(spacy_model_name: str, pos_tags: bool = True, parse: bool = False, ner: bool = False):
+        options = (spacy_model_name, pos_tags, parse, ner)
+        if options in cache:
+            return cache[options]
+        import spacy
+
+        if spacy_model_name.startswith("blank:"):
+            cache[options] = spacy.blank(spacy_model_name.split(":", 1)[1])
+            return cache[options]
+        if spacy.util.is_package(spacy_model_name) or os.path.isdir(spacy_model_name):
+            return original(spacy_model_name, pos_tags=pos_tags, parse=parse, ner=ner)
+        lang = spacy_model_name.split("_", 1)[0]
+        logger.warning(
+            "spaCy model %r is not installed and cannot be downloaded (offline); using spacy.blank(%r), "
+            "which tokenizes but has no tagger, parser or NER.", spacy_model_name, lang,
+        )
+        cache[options] = spacy.blank(lang)
+        return cache[options]
+
+    get_spacy_model.__doc__ = original.__doc__
+    get_spacy_model._bitcode_compat = True
+    get_spacy_model.__wrapped__ = original
+    _replace_everywhere(original, get_spacy_model)
+    APPLIED["spacy_offline"] = "get_spacy_model falls back to spacy.blank(lang) and accepts 'blank:<lang>'"
+
+
+@_after("allennlp.modules.transformer.transformer_module")
+def fix_safetensors_weights(module: types.ModuleType) -> None:
+    cls = module.TransformerModule
+    original = cls.__dict__["_get_pretrained_state_dict"].__func__
+    if getattr(original, "_bitcode_compat", False):
+        return
+
+    def _get_pretrained_state_dict(klass, model_name, weights_path=None, relevant_module=None, ignore=None):
+        if weights_path is None and os.path.isdir(str(model_name)):
+            bin_path = os.path.join(model_name, "pytorch_model.bin")
+            safe_path = os.path.join(model_name, "model.safetensors")
+            if not os.path.isfile(bin_path) and os.path.isfile(safe_path):
+                weights_path = safe_path
+        return original(klass, model_name, weights_path, relevant_module, ignore)
+
+    _get_pretrained_state_dict._bitcode_compat = True
+    cls._get_pretrained_state_dict = classmethod(_get_pretrained_state_dict)
+    APPLIED["safetensors_weights"] = "TransformerModule reads model.safetensors when no pytorch_model.bin"
+
+
+@_after("allennlp.modules.token_embedders.pretrained_transformer_embedder")
+def fix_gradient_checkpointing(module: types.ModuleType) -> None:
+    import functools
+
+    cls = module.PretrainedTransformerEmbedder
+    original = cls.__init__
+    if getattr(original, "_bitcode_compat", False):
+        return
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if kwargs.get("gradient_checkpointing"):
+            self.transformer_model.gradient_checkpointing_enable()
+
+    __init__._bitcode_compat = True
+    cls.__init__ = __init__
+    APPLIED["gradient_checkpointing"] = "gradient_checkpointing=True calls gradient_checkpointing_enable()"
+
+
+@_after("allennlp.common.plugins")
+def fix_plugin(module: types.ModuleType) -> None:
+    original = module.import_plugins
+    if getattr(original, "_bitcode_compat", False):
+        return
+
+    def import_plugins() -> None:
+        original()
+        try:
+            import bitcode_allennlp.plugin  # noqa: F401
+
+            module.logger.info("Plugin bitcode_allennlp available")
+        except ModuleNotFoundError as error:
+            module.logger.error(f"Plugin bitcode_allennlp could not be loaded: {error}")
+
+    import_plugins.__doc__ = original.__doc__
+    import_plugins._bitcode_compat = True
+    import_plugins.__wrapped__ = original
+    _replace_everywhere(original, import_plugins)
+    APPLIED["plugin"] = "allennlp's import_plugins() also imports bitcode_allennlp.plugin"
+
+
+def _replace_everywhere(original, replacement) -> None:
+    """Rebinds every module-level name in allennlp* modules that points at `original` (covers
+    `from x import f` copies made before the fix ran)."""
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not name.startswith("allennlp"):
+            continue
+        for attr, value in list(vars(mod).items()):
+            if value is original:
+                setattr(mod, attr, replacement)
+
+
+# ---------------------------------------------------------------------------------------------- the hook
+
+
+class _FixingLoader(importlib.abc.Loader):
+    """Wraps a module's real loader and runs the fixes registered for it around `exec_module`."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        name = module.__name__
+        for fix in _BEFORE.get(name, ()):
+            _run(fix)
+        self._loader.exec_module(module)
+        for fix in _AFTER.get(name, ()):
+            _run(fix, module)
+
+    def __getattr__(self, name):  # get_source, is_package, get_resource_reader, ...
+        return getattr(self._loader, name)
+
+
+def _run(fix, *args) -> None:
+    try:
+        fix(*args)
+    except Exception:  # a fix must never make an import fail that would otherwise work
+        logger.exception("bitcode_allennlp.compat: fix %s failed", fix.__name__)
+
+
+class AllennlpImportHook(importlib.abc.MetaPathFinder):
+    """`sys.meta_path` finder that matches only the AllenNLP modules named in `_BEFORE`/`_AFTER`."""
+
+    _busy = threading.local()
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in _BEFORE and fullname not in _AFTER:
+            return None
+        if getattr(self._busy, "active", False):
+            return None
+        self._busy.active = True
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+        finally:
+            self._busy.active = False
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _FixingLoader(spec.loader)
+        return spec
+
+
+def install() -> None:
+    """Installs the import hook, and applies fixes to AllenNLP modules already imported. Idempotent."""
+    if not any(isinstance(f, AllennlpImportHook) for f in sys.meta_path):
+        sys.meta_path.insert(0, AllennlpImportHook())
+    for name in set(_BEFORE) | set(_AFTER):
+        module = sys.modules.get(name)
+        if module is not None:
+            for fix in _AFTER.get(name, ()):
+                _run(fix, module)
+
+
+def install_from_startup() -> None:
+    """Called by ``bitcode_allennlp.pth`` at interpreter start-up."""
+    if os.environ.get("BITCODE_ALLENNLP_NO_HOOK"):
+        return
+    install()
+
+
+def report() -> Dict[str, str]:
+    """The fixes applied in this process so far (name -> what was done)."""
+    return dict(APPLIED)

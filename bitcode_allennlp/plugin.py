@@ -1,0 +1,8 @@
+"""Imports every module of bitcode_allennlp so that all its components are registered with AllenNLP.
+
+Named in ``.allennlp_plugins`` and imported by the ``allennlp`` command through ``bitcode_allennlp.compat``;
+``--include-package bitcode_allennlp`` does the same thing.
+"""
+from allennlp.common.util import import_module_and_submodules
+
+import_module_and_submodules("bitcode_allennlp", exclude={"bitcode_allennlp.plugin"})
