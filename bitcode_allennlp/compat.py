@@ -18,8 +18,8 @@ The fixes (each has a test in ``tests/test_compat.py``):
     subclass of ``torch.optim.AdamW`` that accepts the old ``correct_bias`` argument. Safe: the transformers
     class was deprecated in favour of ``torch.optim.AdamW``, which does the same decoupled weight decay with
     bias correction; ``correct_bias=False`` (which torch cannot do) raises instead of silently changing.
-    Trap: importing ``transformers.processing_utils`` re-executes the lazy ``transformers`` module and drops
-    attributes set on it, so it is imported before the attribute is set.
+    Trap: importing some transformers submodules (``processing_utils``) re-executes the lazy ``transformers``
+    module and drops attributes set on it, so the name is served by the lazy module class's ``__getattr__``.
 ``torchvision``
     allennlp imports torchvision at module level in three vision-only modules. PyPI has no CPU torchvision
     build for torch 2.13, and a CUDA build does not load against the CPU torch wheel. When torchvision cannot
@@ -46,6 +46,10 @@ The fixes (each has a test in ``tests/test_compat.py``):
     The ``allennlp`` command imports allennlp-models and ``.allennlp_plugins`` entries before it reads
     ``--include-package``. We add ``bitcode_allennlp.plugin`` to ``import_plugins`` so our names are known to
     ``train``/``evaluate``/``predict`` without the flag. The flag still works and is harmless.
+
+``config_env`` (an extension, not a fix)
+    jsonnet cannot give a missing ``std.extVar`` a default; AllenNLP passes the environment as ext vars, and we
+    add ``BITCODE_ENV`` (the environment as a JSON string) so ``training_configs/env.libsonnet`` can.
 
 Not a code fix but part of the same layer: ``setuptools<82`` is pinned because py-rouge (used by
 allennlp-models) imports ``pkg_resources``, removed in setuptools 82; without it allennlp only logs "Plugin
@@ -94,13 +98,25 @@ def fix_adamw() -> None:
     import transformers
 
     if _has_attr(transformers, "AdamW"):
-        return
+        return  # transformers < 4.50 still has it, or the fix ran already
+    adamw = _make_adamw()
+    # `transformers` is a lazy module that some submodule imports re-execute, replacing the module object in
+    # sys.modules and dropping attributes set on the old one. So AdamW is served by the lazy module class's
+    # attribute lookup, which every `transformers` module object (old, current, future) shares.
+    lazy_module_class = type(sys.modules["transformers"])
+    original_getattr = lazy_module_class.__getattr__
+
+    def __getattr__(self, name):
+        if name == "AdamW" and self.__name__ == "transformers":
+            return adamw
+        return original_getattr(self, name)
+
+    lazy_module_class.__getattr__ = __getattr__
+    APPLIED["adamw"] = "transformers.AdamW -> subclass of torch.optim.AdamW"
+
+
+def _make_adamw() -> type:
     import torch
-
-    # Re-executes the lazy `transformers` module and replaces it in sys.modules: do it first.
-    import transformers.processing_utils  # noqa: F401
-
-    transformers = sys.modules["transformers"]
 
     class AdamW(torch.optim.AdamW):
         """`torch.optim.AdamW` under the old `transformers.AdamW` name and signature (see compat docs)."""
@@ -115,8 +131,7 @@ def fix_adamw() -> None:
             super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
     AdamW.__module__ = "transformers"
-    transformers.AdamW = AdamW
-    APPLIED["adamw"] = "transformers.AdamW -> subclass of torch.optim.AdamW"
+    return AdamW
 
 
 def _has_attr(module, name: str) -> bool:
@@ -280,6 +295,28 @@ def fix_plugin(module: types.ModuleType) -> None:
     import_plugins.__wrapped__ = original
     _replace_everywhere(original, import_plugins)
     APPLIED["plugin"] = "allennlp's import_plugins() also imports bitcode_allennlp.plugin"
+
+
+@_after("allennlp.common.params")
+def extend_config_env(module: types.ModuleType) -> None:
+    """Not a fix but an extension of the same kind: jsonnet has no default for a missing `std.extVar`, so
+    `_environment_variables()` (what AllenNLP passes to jsonnet) also carries `BITCODE_ENV`, the whole
+    environment as one JSON string. `training_configs/env.libsonnet` reads it to give variables defaults."""
+    original = module._environment_variables
+    if getattr(original, "_bitcode_compat", False):
+        return
+
+    def _environment_variables():
+        import json
+
+        variables = original()
+        variables["BITCODE_ENV"] = json.dumps(variables)
+        return variables
+
+    _environment_variables._bitcode_compat = True
+    _environment_variables.__wrapped__ = original
+    _replace_everywhere(original, _environment_variables)
+    APPLIED["config_env"] = "jsonnet configs see the environment as BITCODE_ENV (defaults for std.extVar)"
 
 
 def _replace_everywhere(original, replacement) -> None:

@@ -1,0 +1,123 @@
+"""The transformer hash layer (paper §3.1): one transformer layer with K heads whose ego-attention is the code.
+
+Hashing stage: PLM → per-word average → **HashTransformerEncoder** → task head, and the ego-attention scores
+s_ii ∈ R^K (the diagonal of each head's pre-softmax attention matrix, Eq. 5) go to the contrastive hash loss.
+After training, ``sign(s_ii)`` is the word's K-bit code. Touches nothing outside this module.
+"""
+import math
+from typing import Optional, Tuple
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
+from allennlp.nn import Activation
+
+
+@Seq2SeqEncoder.register("hash_transformer")
+class HashTransformerEncoder(Seq2SeqEncoder):
+    """
+    One post-norm transformer layer (attention + feed-forward, residuals, LayerNorm) whose number of heads is the
+    number of bits K. The head size `head_dim` is independent of the model size (d need not equal K · d_h).
+
+    `forward` returns the output vectors like any `Seq2SeqEncoder`; `forward_with_scores` also returns the
+    ego-attention scores s_ii (batch, words, K), read off the same attention matrix that produced the outputs.
+
+    Registered as a `Seq2SeqEncoder` with name "hash_transformer".
+
+    # Parameters
+
+    input_dim : `int`
+        d, the size of the word vectors coming in (the PLM's hidden size); outputs have the same size.
+    num_bits : `int`, optional (default = `24`)
+        K, the number of attention heads = bits per code (paper: 16, 24, 32).
+    head_dim : `int`, optional (default = `64`)
+        d_h, the size of each head's queries, keys and values.
+    feedforward_hidden_dim : `int`, optional (default = `None`)
+        Inner size of the feed-forward block; `None` means 4 · input_dim.
+    dropout : `float`, optional (default = `0.1`)
+        Dropout on attention probabilities, and on the attention and feed-forward outputs before each residual.
+        It is one of the two sources of the independent "views" in training (SimCSE-style).
+    activation : `Activation`, optional (default = `gelu`)
+        Activation of the feed-forward block.
+    causal : `bool`, optional (default = `False`)
+        Mask attention to later words, so a word's code depends only on itself and the words to its left
+        (incremental parsing; use with a causal PLM).
+    """
+
+    def __init__(
+        self,
+        input_dim: int,
+        num_bits: int = 24,
+        head_dim: int = 64,
+        feedforward_hidden_dim: Optional[int] = None,
+        dropout: float = 0.1,
+        activation: Optional[Activation] = None,
+        causal: bool = False,
+    ) -> None:
+        super().__init__()
+        if num_bits < 1 or num_bits > 63:
+            raise ConfigurationError(f"num_bits must be in 1..63 (codes are packed into int64), got {num_bits}")
+        if head_dim < 1:
+            raise ConfigurationError(f"head_dim must be positive, got {head_dim}")
+        self._input_dim = input_dim
+        self.num_bits = num_bits
+        self.head_dim = head_dim
+        self.causal = causal
+        inner = num_bits * head_dim
+        self.query = torch.nn.Linear(input_dim, inner)
+        self.key = torch.nn.Linear(input_dim, inner)
+        self.value = torch.nn.Linear(input_dim, inner)
+        self.attention_output = torch.nn.Linear(inner, input_dim)
+        self.attention_norm = torch.nn.LayerNorm(input_dim)
+        hidden = feedforward_hidden_dim or 4 * input_dim
+        self.feedforward = torch.nn.Sequential(
+            torch.nn.Linear(input_dim, hidden),
+            activation or Activation.by_name("gelu")(),
+            torch.nn.Dropout(dropout),
+            torch.nn.Linear(hidden, input_dim),
+        )
+        self.feedforward_norm = torch.nn.LayerNorm(input_dim)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.attention_dropout = torch.nn.Dropout(dropout)
+
+    def get_input_dim(self) -> int:
+        return self._input_dim
+
+    def get_output_dim(self) -> int:
+        return self._input_dim
+
+    def is_bidirectional(self) -> bool:
+        return not self.causal
+
+    def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        return self.forward_with_scores(inputs, mask)[0]
+
+    def forward_with_scores(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """
+        # Parameters
+        inputs : `(batch, words, input_dim)`; mask : `(batch, words)`, True for real words.
+
+        # Returns
+        outputs : `(batch, words, input_dim)`, and ego-attention scores : `(batch, words, num_bits)`,
+        s_ii^h = (W_q^h x_i)·(W_k^h x_i) / √d_h (Eq. 5). Scores at padded positions are meaningless.
+        """
+        batch, words, _ = inputs.shape
+        heads, head_dim = self.num_bits, self.head_dim
+        q = self.query(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)
+        k = self.key(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)
+        v = self.value(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(head_dim)  # (batch, K, words, words)
+        ego = scores.diagonal(dim1=-2, dim2=-1).transpose(1, 2)  # (batch, words, K)
+
+        allowed = mask[:, None, None, :]  # (batch, 1, 1, words)
+        if self.causal:
+            later = torch.ones(words, words, dtype=torch.bool, device=inputs.device).triu(1)  # (words, words)
+            allowed = allowed & ~later  # (batch, 1, words, words)
+        scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)  # (batch, K, words, words)
+        probs = self.attention_dropout(scores.softmax(dim=-1))  # (batch, K, words, words)
+        z = (probs @ v).transpose(1, 2).reshape(batch, words, heads * head_dim)  # (batch, words, K·d_h)
+        o = self.attention_norm(inputs + self.dropout(self.attention_output(z)))  # (batch, words, d)
+        h = self.feedforward_norm(o + self.dropout(self.feedforward(o)))  # (batch, words, d)
+        return h * mask[..., None], ego

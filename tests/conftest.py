@@ -1,0 +1,33 @@
+"""Shared paths for the tests. Tests run from any working directory; ../shared sits beside the repository."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+SHARED = ROOT.parent / "shared"
+TINY_BERT = FIXTURES / "transformers" / "tiny-bert"
+TINY_GPT2 = FIXTURES / "transformers" / "tiny-gpt2"
+CONFIGS = ROOT / "training_configs"
+
+
+def run_cli(args, cwd=None, env=None, timeout=600):
+    """Runs the `allennlp` command in a fresh process (as a user would) and returns the CompletedProcess."""
+    command = [sys.executable, "-m", "allennlp"] + [str(a) for a in args]
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
+    result = subprocess.run(command, cwd=cwd or ROOT, env=full_env, capture_output=True, text=True,
+                            timeout=timeout)
+    if result.returncode != 0:
+        raise AssertionError(f"allennlp {' '.join(map(str, args))} failed ({result.returncode}):\n"
+                             f"{result.stdout[-3000:]}\n{result.stderr[-6000:]}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} not found (the corpora live beside the repository)")
+    return SHARED / "data"
