@@ -1,0 +1,108 @@
+"""The contrastive hashing loss against a naive per-word double loop (paper Eq. 3–4, Algorithm 1)."""
+import math
+
+import pytest
+import torch
+
+from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
+
+
+def naive(x, y, ids, tau, similarity, objective):
+    """Word by word, pair by pair, straight from the paper's formulas (no vectorization, no masking tricks)."""
+    n = len(x)
+
+    def sim(a, b):
+        b = [(1.0 if v > 0 else -1.0 if v < 0 else 0.0) for v in b] if similarity == "cos_sign" else list(b)
+        dot = sum(p * q for p, q in zip(a, b))
+        norm = math.sqrt(sum(p * p for p in a)) * math.sqrt(sum(q * q for q in b))
+        return dot / max(norm, 1e-12) / tau
+
+    total = 0.0
+    for i in range(n):
+        if objective == "hash":  # X^- = words different from x_i; the other view of x_i is the positive
+            candidates = [j for j in range(n) if j == i or ids[j] != ids[i]]
+        else:
+            candidates = list(range(n))
+        denominator = sum(math.exp(sim(x[i], y[j])) for j in candidates)
+        if objective == "sup":
+            positives = [j for j in range(n) if ids[j] == ids[i]]
+            total += sum(-math.log(math.exp(sim(x[i], y[j])) / denominator) for j in positives) / len(positives)
+        else:
+            total += -math.log(math.exp(sim(x[i], y[i])) / denominator)
+    return total / n
+
+
+@pytest.mark.parametrize("similarity", ["cos_sign", "cos"])
+@pytest.mark.parametrize("objective", ["hash", "self", "sup"])
+def test_loss_equals_naive_double_loop(similarity, objective):
+    torch.manual_seed(0)
+    x, y = torch.randn(13, 8, dtype=torch.float64), torch.randn(13, 8, dtype=torch.float64)
+    ids = torch.tensor([1, 2, 3, 1, 4, 2, 1, 5, 6, 7, 3, 8, 9])  # repeated words: 1 ×3, 2 ×2, 3 ×2
+    loss = ContrastiveHashLoss(temperature=0.1, similarity=similarity, objective=objective)
+    expected = naive(x.tolist(), y.tolist(), ids.tolist(), 0.1, similarity, objective)
+    assert loss(x, y, ids).item() == pytest.approx(expected, rel=1e-9)
+
+
+def test_masked_pairs_are_excluded_from_numerator_and_denominator():
+    torch.manual_seed(1)
+    x, y = torch.randn(6, 4), torch.randn(6, 4)
+    ids = torch.tensor([0, 1, 0, 2, 3, 4])  # words 0 and 2 are the same string
+    loss = ContrastiveHashLoss(objective="hash")
+    base = loss(x, y, ids)
+    # Moving y of word 2 changes nothing for word 0 (masked pair) but moves other rows: check row 0 alone.
+    y_moved = y.clone()
+    y_moved[2] = -y_moved[2] * 7
+    row0 = lambda yy: loss(x[[0, 1, 3, 4, 5]], yy[[0, 1, 3, 4, 5]], ids[[0, 1, 3, 4, 5]])  # noqa: E731
+    # Row 0's loss with word 2 present equals row 0's loss with word 2 removed entirely.
+    per_word_full = []
+    for yy in (y, y_moved):
+        s = torch.nn.functional.normalize(x, dim=-1) @ torch.nn.functional.normalize(yy.sign(), dim=-1).T / 0.1
+        s[0, 2] = float("-inf")
+        per_word_full.append((s[0].logsumexp(-1) - s[0, 0]).item())
+    assert per_word_full[0] == pytest.approx(per_word_full[1])
+    assert base.item() != pytest.approx(loss(x, y_moved, ids).item())  # other rows do see word 2
+    assert row0(y).item() == pytest.approx(row0(y_moved).item())
+
+
+def test_all_words_identical_gives_zero_not_nan():
+    x, y = torch.randn(5, 6, requires_grad=True), torch.randn(5, 6)
+    loss = ContrastiveHashLoss()(x, y, torch.zeros(5, dtype=torch.long))
+    assert loss.item() == 0.0
+    loss.backward()
+    assert torch.isfinite(x.grad).all()
+
+
+def test_empty_batch_and_one_word():
+    loss = ContrastiveHashLoss()
+    empty = torch.zeros(0, 24, requires_grad=True)
+    out = loss(empty, empty.detach(), torch.zeros(0, dtype=torch.long))
+    assert out.item() == 0.0 and out.requires_grad
+    one = loss(torch.randn(1, 24), torch.randn(1, 24), torch.zeros(1, dtype=torch.long))
+    assert one.item() == pytest.approx(0.0)
+
+
+def test_identical_views_do_not_produce_nan():
+    x = torch.randn(4, 24).repeat(3, 1).requires_grad_()  # a batch of identical sentences
+    ids = torch.arange(4).repeat(3)
+    loss = ContrastiveHashLoss().symmetric(x, x, ids)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(x.grad).all()
+
+
+def test_symmetric_is_sum_of_both_directions_and_sign_blocks_target_gradient():
+    torch.manual_seed(2)
+    s1, s2 = torch.randn(7, 8, requires_grad=True), torch.randn(7, 8, requires_grad=True)
+    ids = torch.arange(7)
+    loss = ContrastiveHashLoss()
+    assert loss.symmetric(s1, s2, ids).item() == pytest.approx((loss(s1, s2, ids) + loss(s2, s1, ids)).item())
+    loss(s1, s2, ids).backward()
+    assert s1.grad.abs().sum() > 0 and (s2.grad is None or s2.grad.abs().sum() == 0)
+
+
+def test_bad_configuration_is_rejected():
+    from allennlp.common.checks import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        ContrastiveHashLoss(similarity="hamming")
+    with pytest.raises(ConfigurationError):
+        ContrastiveHashLoss(temperature=0)
