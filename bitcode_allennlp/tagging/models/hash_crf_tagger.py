@@ -20,7 +20,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.modules.conditional_random_field.conditional_random_field import allowed_transitions
 from allennlp.nn import InitializerApplicator, util
-from allennlp.training.metrics import CategoricalAccuracy
+from allennlp.training.metrics import Average, CategoricalAccuracy
 
 from bitcode_allennlp.codes import bits_to_ints, ints_to_hex, scores_to_bits
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
@@ -128,6 +128,7 @@ class HashCrfTagger(Model):
         )
         self.num_bits = encoder.num_bits if isinstance(encoder, HashTransformerEncoder) else None
         self.code_metrics = CodeMetrics() if self.num_bits is not None else None
+        self.mean_hash_loss = Average()
         initializer(self)
 
     def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
@@ -175,6 +176,7 @@ class HashCrfTagger(Model):
                         scores[mask], scores2[mask], self._word_ids(metadata, mask)[mask]  # (words, K), (words,)
                     )
                     output["hash_loss"] = hash_loss
+                    self.mean_hash_loss(hash_loss.detach())
                     loss = loss + self.beta * hash_loss
             output["loss"] = loss
 
@@ -228,6 +230,8 @@ class HashCrfTagger(Model):
             metrics.update({k: v for k, v in span.items() if k.endswith("-overall")})
         if self.code_metrics is not None:
             metrics.update(self.code_metrics.get_metric(reset=reset))
+        if self.training and self.beta > 0:
+            metrics["hash_loss"] = self.mean_hash_loss.get_metric(reset=reset)
         return metrics
 
     default_predictor = "hash_tagger"

@@ -36,9 +36,11 @@ class HashTaggerPredictor(Predictor):
         return self._dataset_reader.text_to_instance(words)  # type: ignore
 
     def predict_instance(self, instance: Instance) -> JsonDict:
-        return self._to_json(self._model.forward_on_instance(instance))
+        return self.predict_batch_instance([instance])[0]
 
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
+        for instance in instances:
+            self._dataset_reader.apply_token_indexers(instance)
         return [self._to_json(output) for output in self._model.forward_on_instances(instances)]
 
     def _to_json(self, output) -> JsonDict:

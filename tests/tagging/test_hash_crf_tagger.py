@@ -1,0 +1,113 @@
+"""HashCrfTagger: train/save/load/predict consistency on the fixture configs (allennlp-models' ModelTestCase),
+the two-view hash loss reaching the PLM, and β = 0 as a plain single-view baseline."""
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
+
+import bitcode_allennlp.plugin  # noqa: F401
+from bitcode_allennlp.tagging.models.hash_crf_tagger import HashCrfTagger, word_identity
+from tests.conftest import CONFIGS
+
+# The BERT pooler is not used by the mismatched embedder, so it gets no gradient.
+POOLER = {
+    "text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model.pooler.dense.weight",
+    "text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model.pooler.dense.bias",
+}
+
+
+def build(config: str, **env):
+    params = Params.from_file(str(CONFIGS / config))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))
+    vocab = Vocabulary.from_instances(instances)
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    return model, instances, reader
+
+
+class TestHashCrfTagger(ModelTestCase):
+    @pytest.mark.parametrize("config", ["ner_hash.jsonnet", "pos_hash.jsonnet"])
+    def test_train_save_load_predict(self, config, monkeypatch):
+        monkeypatch.setenv("EPOCHS", "1")
+        # The comparison reads the same first batch twice: turn off the sampler's shuffling.
+        self.ensure_model_can_train_save_and_load(CONFIGS / config, gradients_to_ignore=POOLER,
+                                                  overrides='{"data_loader.batch_sampler.shuffle": false}')
+
+
+@pytest.fixture(scope="module")
+def ner():
+    return build("ner_hash.jsonnet")
+
+
+def test_outputs_carry_codes_and_hex(ner):
+    model, instances, _ = ner
+    model.eval()
+    outputs = model.forward_on_instances(instances[:3])
+    for instance, output in zip(instances[:3], outputs):
+        n = len(instance["tokens"])
+        assert len(output["tags"]) == n and len(output["code_hex"]) == n
+        assert all(len(h) == 6 for h in output["code_hex"])  # K = 24 → 6 hex digits
+        assert [int(h, 16) for h in output["code_hex"]] == output["codes"][:n].tolist()
+
+
+def test_hash_loss_gradient_reaches_plm_and_hash_layer(ner):
+    model, instances, _ = ner
+    model.train()
+    batch = Batch(instances[:4])
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    output = model(**tensors)
+    model.zero_grad()
+    output["hash_loss"].backward()
+    plm = model.text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model
+    assert plm.embeddings.word_embeddings.weight.grad.abs().sum() > 0
+    assert model.encoder.query.weight.grad.abs().sum() > 0
+    assert model.tag_projection.weight.grad is None or model.tag_projection.weight.grad.abs().sum() == 0
+
+
+def test_two_views_loss_is_sum_of_parts(ner):
+    model, instances, _ = ner
+    model.train()
+    batch = Batch(instances[:4])
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    torch.manual_seed(3)
+    output = model(**tensors)
+    assert output["hash_loss"] > 0
+    torch.manual_seed(3)  # the same dropout masks, recomputed piece by piece
+    mask = output["mask"]
+    logits1, s1 = model._view(tensors["tokens"], mask)
+    logits2, s2 = model._view(tensors["tokens"], mask)
+    ids = model._word_ids(tensors["metadata"], mask)[mask]
+    expected = (model._crf_loss(logits1, tensors["tags"], mask) + model._crf_loss(logits2, tensors["tags"], mask)
+                + model.beta * (model.hash_loss(s1[mask], s2[mask], ids) + model.hash_loss(s2[mask], s1[mask], ids)))
+    assert output["loss"].item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def count_embedder_calls(model, instances):
+    calls = []
+    handle = model.text_field_embedder.register_forward_hook(lambda *args: calls.append(1))
+    batch = Batch(instances)
+    batch.index_instances(model.vocab)
+    model.train()
+    output = model(**batch.as_tensor_dict())
+    handle.remove()
+    return len(calls), output
+
+
+def test_beta_zero_is_a_single_view_baseline(monkeypatch, ner):
+    monkeypatch.setenv("BETA", "0")
+    model, instances, _ = build("ner_hash.jsonnet")
+    assert model.beta == 0 and not model.two_views
+    calls, output = count_embedder_calls(model, instances[:2])
+    assert calls == 1 and "hash_loss" not in output and "loss" in output
+    calls, output = count_embedder_calls(ner[0], instances[:2])  # beta 0.005: two views
+    assert calls == 2 and "hash_loss" in output
+
+
+def test_word_identity_is_stable_and_exact():
+    assert word_identity("Frodo") == word_identity("Frodo")
+    assert word_identity("Frodo") != word_identity("frodo")
+    assert 0 <= word_identity("ring") < 2 ** 63
