@@ -6,7 +6,12 @@ function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metri
   local plm = env.str("PLM", env.root + "/fixtures/transformers/tiny-bert"),
   local indexer = { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512) },
 
-  dataset_reader: reader { token_indexers: { tokens: indexer } },
+  dataset_reader: reader {
+    token_indexers: { tokens: indexer },
+    token_policy: env.str("TOKEN_POLICY", "strict"),
+    skip_invalid: env.bool("SKIP_INVALID", false),
+    [if env.has("MAX_INSTANCES") then "max_instances"]: env.num("MAX_INSTANCES", null),
+  },
   train_data_path: env.str("TRAIN_DATA", train),
   validation_data_path: env.str("DEV_DATA", dev),
   model: {
@@ -45,7 +50,13 @@ function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metri
     batch_sampler: { type: "token_budget", max_tokens: env.num("MAX_TOKENS", 1024), shuffle: false },
   },
   trainer: {
-    optimizer: { type: "adamw", lr: env.num("LR", lr), weight_decay: env.num("WEIGHT_DECAY", 0.01) },
+    optimizer: {
+      type: "adamw",
+      lr: env.num("LR", lr),
+      weight_decay: env.num("WEIGHT_DECAY", 0.01),
+      // HEAD_LR: a separate learning rate for the freshly initialised layers (hash layer, projection, CRF).
+      [if env.has("HEAD_LR") then "parameter_groups"]: [[["^encoder\\.", "^tag_projection\\.", "^crf\\."], { lr: env.num("HEAD_LR", lr) }]],
+    },
     learning_rate_scheduler: { type: "linear_with_warmup_fraction", warmup_fraction: env.num("WARMUP", 0.06) },
     num_epochs: env.num("EPOCHS", 3),
     grad_norm: env.num("GRAD_NORM", 1.0),

@@ -1,0 +1,258 @@
+"""What the tagging-stage readers share: line-numbered reading, sharding, `skip_invalid` and the token policy.
+
+Where this sits: `ptb_hash`, `ontonotes_hash`, `conll_columns` and `conllu_pos` subclass `TaggingDatasetReader`. A
+subclass turns a file into a stream of cheap raw items (one per sentence, or a `DataFormatError` for a stretch of
+the file that is not a sentence) and parses one item into a `Sentence`; the base class shards the stream, skips or
+raises on errors and builds the instances. Errors travel in the stream, so each is reported once, by the worker
+that owns it, and a bad sentence never desynchronises the ones after it.
+"""
+import codecs
+import logging
+import os
+import re
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.file_utils import cached_path
+from allennlp.data.dataset_readers.dataset_reader import DatasetReader
+from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextField
+from allennlp.data.instance import Instance
+from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
+from allennlp.data.tokenizers import Token
+
+from bitcode_allennlp.common.errors import DataFormatError
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+TOKEN_POLICIES = ("strict", "repair")
+MAX_LISTED_SKIPS = 20
+ASCII_SPACE = " \t\x0b\x0c"
+_SPACES = re.compile(f"[{ASCII_SPACE}]+")
+_WHITESPACE = re.compile(r"\s")  # the characters of str.isspace()
+
+
+class NumberedLine(NamedTuple):
+    """One line of a file: 1-based `number`, `text` without its line end, and `error` if it is not UTF-8."""
+
+    number: int
+    text: str
+    error: Optional[DataFormatError]
+
+
+class Sentence(NamedTuple):
+    """A parsed sentence: words, gold tags (or `None`) and `"<file>:<line>"` of its first line."""
+
+    words: List[str]
+    tags: Optional[List[str]]
+    source: str
+
+
+def resolve_path(path: Union[str, os.PathLike], directory_ok: bool = False) -> str:
+    """A local path for `path` (URLs go through `cached_path`); `DataFormatError` if there is nothing there."""
+    path = os.fspath(path)
+    if not os.path.exists(path) and ("://" in path or "!" in path):
+        path = str(cached_path(path))
+    if not os.path.exists(path):
+        raise DataFormatError(path, None, "file does not exist")
+    if os.path.isdir(path) and not directory_ok:
+        raise DataFormatError(path, None, "is a directory, expected a file")
+    return path
+
+
+def find_files(path: str, suffix: str) -> List[str]:
+    """`path` itself if it is a file, else the files under it whose names end with `suffix`, sorted."""
+    if not os.path.isdir(path):
+        return [path]
+    found = []
+    for root, directories, names in os.walk(path):
+        directories.sort()
+        found.extend(os.path.join(root, name) for name in sorted(names) if name.endswith(suffix))
+    return found
+
+
+def numbered_lines(path: str) -> Iterator[NumberedLine]:
+    """
+    Streams the lines of a UTF-8 file, split on LF only, so numbers agree with `grep -n` and editors.
+
+    Strips a CR before the LF and a byte-order mark at the start of the file. A line that is not valid UTF-8 is
+    decoded with replacement characters and carries the `DataFormatError` to raise for it.
+    """
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, 1):
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            try:
+                yield NumberedLine(number, raw.decode("utf-8"), None)
+            except UnicodeDecodeError as decode_error:
+                bad = raw[decode_error.start : decode_error.end]
+                error = DataFormatError(
+                    path, number, f"invalid UTF-8 (byte {decode_error.start + 1} of the line: {bad!r})"
+                )
+                yield NumberedLine(number, raw.decode("utf-8", errors="replace"), error)
+
+
+def split_columns(text: str, delimiter: Optional[str] = None) -> List[str]:
+    """
+    `text` split on `delimiter`; `None` means TAB when the line has one, else runs of ASCII spaces (other
+    Unicode whitespace, e.g. U+2009, stays inside a token, where the token policy judges it).
+    """
+    if delimiter is not None:
+        return text.split(delimiter)
+    if "\t" in text:
+        return text.split("\t")
+    return _SPACES.split(text.strip(ASCII_SPACE))
+
+
+def line_blocks(lines: Iterable[NumberedLine], is_boundary) -> Iterator[List[NumberedLine]]:
+    """Groups consecutive lines for which `is_boundary(text)` is false (e.g. the rows between blank lines)."""
+    block: List[NumberedLine] = []
+    for line in lines:
+        if is_boundary(line.text):
+            if block:
+                yield block
+                block = []
+        else:
+            block.append(line)
+    if block:
+        yield block
+
+
+def apply_token_policy(
+    path: str, policy: str, words: Sequence[str], tags: Optional[Sequence[str]], lines: Sequence[int]
+) -> Tuple[List[str], Optional[List[str]], List[int]]:
+    """
+    Checks (`"strict"`) or repairs (`"repair"`) empty tokens and tokens containing whitespace.
+
+    `"repair"` strips surrounding whitespace, turns each whitespace character inside a token into `"_"`, and drops a
+    token that is empty after stripping if it carries no label (tag `O`, or no gold tags); an empty token with any
+    other tag raises. Returns the kept words, tags and line numbers.
+    """
+    kept_words: List[str] = []
+    kept_tags: Optional[List[str]] = None if tags is None else []
+    kept_lines: List[int] = []
+    for index, (word, line) in enumerate(zip(words, lines)):
+        tag = None if tags is None else tags[index]
+        if not word or _WHITESPACE.search(word):
+            if policy == "strict":
+                problem = "is empty" if word.strip() == "" else "contains whitespace"
+                raise DataFormatError(path, line, f"token {word!r} {problem} (token_policy='repair' fixes this)")
+            word = "".join("_" if character.isspace() else character for character in word.strip())
+            if not word:
+                if tag not in (None, "O"):
+                    raise DataFormatError(path, line, f"empty token tagged {tag!r} cannot be dropped")
+                continue
+        kept_words.append(word)
+        kept_lines.append(line)
+        if kept_tags is not None:
+            kept_tags.append(tag)
+    return kept_words, kept_tags, kept_lines
+
+
+class TaggingDatasetReader(DatasetReader):
+    """
+    Base class of the tagging-stage readers; not registered. Instances have `"tokens"` (a `TextField` of the
+    words), `"tags"` (a `SequenceLabelField` in the `"labels"` namespace, only with gold tags) and `"metadata"`
+    (`{"words": [...], "source": "<file>:<first line of the sentence>"}`).
+
+    # Parameters
+
+    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+        Configs for the hashing stage pass `{"tokens": {"type": "pretrained_transformer_mismatched", ...}}`.
+    skip_invalid : `bool`, optional (default = `False`)
+        Skip malformed sentences instead of raising `DataFormatError`; one warning at the end of reading says
+        how many were skipped and where.
+    **kwargs
+        `DatasetReader` arguments, e.g. `max_instances`. Sharding for distributed training and multi-process
+        loading is done here (per sentence).
+    """
+
+    def __init__(
+        self,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        skip_invalid: bool = False,
+        **kwargs,
+    ) -> None:
+        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self._skip_invalid = skip_invalid
+
+    # ------------------------------------------------------------------------------------ for subclasses
+
+    def _sentence_items(self, file_path: str) -> Iterator[object]:
+        """Raw items, one per sentence (or a `DataFormatError`), cheap to make; raises for a missing file."""
+        raise NotImplementedError
+
+    def _parse_item(self, item) -> Optional[Sentence]:
+        """The `Sentence` of one raw item (`None` to yield nothing); raises `DataFormatError`."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------------------------ reading
+
+    def _read(self, file_path) -> Iterator[Instance]:
+        skipped: List[DataFormatError] = []
+        try:
+            for item in self._shard(self._sentence_items(os.fspath(file_path))):
+                try:
+                    if isinstance(item, DataFormatError):
+                        raise item
+                    sentence = self._parse_item(item)
+                except DataFormatError as error:
+                    if not self._skip_invalid:
+                        raise
+                    skipped.append(error)
+                    continue
+                if sentence is not None:
+                    yield self.text_to_instance(sentence.words, sentence.tags, source=sentence.source)
+        finally:
+            if skipped:
+                listed = ", ".join(error.location for error in skipped[:MAX_LISTED_SKIPS])
+                more = f" and {len(skipped) - MAX_LISTED_SKIPS} more" if len(skipped) > MAX_LISTED_SKIPS else ""
+                logger.warning(
+                    "Skipped %d invalid sentence(s) reading %s (skip_invalid=True): %s%s. First error: %s",
+                    len(skipped), file_path, listed, more, skipped[0],
+                )
+
+    def _shard(self, items: Iterable[_T]) -> Iterator[_T]:
+        # `shard_iterable` also stops after `max_instances` items, but skipped items are not instances; the base
+        # class caps the instances themselves (per worker), so the item stream is sharded without the cap.
+        max_instances, self.max_instances = self.max_instances, None
+        try:
+            return self.shard_iterable(items)
+        finally:
+            self.max_instances = max_instances
+
+    def text_to_instance(  # type: ignore
+        self,
+        tokens: Sequence[Union[str, Token]],
+        tags: Optional[Sequence[str]] = None,
+        source: Optional[str] = None,
+    ) -> Instance:
+        """
+        An instance for pre-tokenized words; `tags` (already in the output scheme) are optional, for predictors.
+        `source` is where the sentence comes from (`None` outside files).
+        """
+        tokens = [token if isinstance(token, Token) else Token(token) for token in tokens]
+        text_field = TextField(tokens)
+        fields: Dict[str, Field] = {
+            "tokens": text_field,
+            "metadata": MetadataField({"words": [token.text for token in tokens], "source": source}),
+        }
+        if tags is not None:
+            if len(tags) != len(tokens):
+                raise ConfigurationError(f"{len(tags)} tags for {len(tokens)} tokens")
+            fields["tags"] = SequenceLabelField(list(tags), text_field, label_namespace="labels")
+        return Instance(fields)
+
+    def apply_token_indexers(self, instance: Instance) -> None:
+        instance.fields["tokens"].token_indexers = self._token_indexers  # type: ignore
+
+
+def check_choice(name: str, value: str, choices: Sequence[str]) -> None:
+    """`ConfigurationError` unless `value` is one of `choices`."""
+    if value not in choices:
+        raise ConfigurationError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
