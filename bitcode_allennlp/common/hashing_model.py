@@ -1,0 +1,135 @@
+"""What every model of both stages shares: words → embedder → encoder, and, with a hash layer, codes and the hash loss.
+
+The tagger (`hash_crf_tagger`) and the parser (`hash_span_parser`) subclass `HashingModel` and add a task head.
+Hashing stage: the encoder is `hash_transformer`; a training step runs two views with independent dropout and adds
+β·(L_hash(s1, s2) + L_hash(s2, s1)) (paper Eq. 10, Algorithm 1). Validation stage: any encoder, β = 0.
+"""
+import hashlib
+from functools import lru_cache
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from allennlp.common import Lazy
+from allennlp.common.checks import ConfigurationError, check_dimensions_match
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models.model import Model
+from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
+from allennlp.training.metrics import Average
+
+from bitcode_allennlp.codes import bits_to_ints, ints_to_hex, scores_to_bits
+from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
+from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
+from bitcode_allennlp.training.metrics.code_metrics import CodeMetrics
+
+
+@lru_cache(maxsize=2 ** 20)
+def word_identity(word: str) -> int:
+    """A stable 63-bit id of a word string: equal strings, equal ids, in every process (unlike `hash`)."""
+    return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little") >> 1
+
+
+class HashingModel(Model):
+    """
+    Base class (not registered): the embedder and encoder of both stages, the two-view hash loss, and codes.
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    text_field_embedder : `TextFieldEmbedder`
+        One vector per word: `pretrained_transformer_mismatched` (hashing stage; sub-tokens averaged per word) or
+        `binary_code` (validation stage).
+    encoder : `Lazy[Seq2SeqEncoder]`
+        `hash_transformer` in the hashing stage; any encoder (e.g. a one-layer `pytorch_transformer`) otherwise.
+        Built with `input_dim` = the embedder's output size, so configs need not repeat the PLM's hidden size.
+        Codes and the hash loss need a `HashTransformerEncoder`.
+    hash_loss : `ContrastiveHashLoss`, optional (default = `None`)
+        `None` means the default ("contrastive_hash": τ = 0.1, cos_sign, hash objective).
+    beta : `float`, optional (default = `0.0`)
+        β of Eq. 10. 0 trains a plain baseline.
+    two_views : `bool`, optional (default = `None`)
+        Run two forward passes with independent dropout in training and add both task losses. `None` means
+        "when beta > 0". A β = 0 baseline with `two_views: true` costs the same as the hashing model.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Lazy[Seq2SeqEncoder],
+        hash_loss: Optional[ContrastiveHashLoss] = None,
+        beta: float = 0.0,
+        two_views: Optional[bool] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        built = encoder.construct(input_dim=text_field_embedder.get_output_dim())
+        check_dimensions_match(text_field_embedder.get_output_dim(), built.get_input_dim(),
+                               "text field embedding dim", "encoder input dim")
+        if beta < 0:
+            raise ConfigurationError(f"beta must be >= 0, got {beta}")
+        if beta > 0 and not isinstance(built, HashTransformerEncoder):
+            raise ConfigurationError("beta > 0 needs a 'hash_transformer' encoder (the hash loss reads its "
+                                     f"ego-attention scores), got {type(built).__name__}")
+        self.text_field_embedder = text_field_embedder
+        self.encoder = built
+        self.beta = beta
+        self.hash_loss = hash_loss if hash_loss is not None else ContrastiveHashLoss()
+        self.two_views = beta > 0 if two_views is None else two_views
+        if beta > 0 and not self.two_views:
+            raise ConfigurationError("beta > 0 needs two_views (the hash loss contrasts two dropout views)")
+        self.num_bits = built.num_bits if isinstance(built, HashTransformerEncoder) else None
+        self.code_metrics = CodeMetrics() if self.num_bits is not None else None
+        self.mean_hash_loss = Average()
+
+    def encode(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Word vectors (batch, words, d) and ego-attention scores (batch, words, K), or None without a hash layer."""
+        embedded = self.text_field_embedder(tokens)  # (batch, words, d)
+        if isinstance(self.encoder, HashTransformerEncoder):
+            return self.encoder.forward_with_scores(embedded, mask)  # (batch, words, d), (batch, words, K)
+        return self.encoder(embedded, mask), None  # (batch, words, d)
+
+    def train_second_view(self) -> bool:
+        return self.training and self.two_views
+
+    def hash_loss_of_views(
+        self, scores1: torch.Tensor, scores2: torch.Tensor, metadata: Optional[List[Dict[str, Any]]],
+        mask: torch.BoolTensor,
+    ) -> torch.Tensor:
+        """L_hash(s1, s2) + L_hash(s2, s1) over the words of the batch (padding removed)."""
+        word_ids = self._word_ids(metadata, mask)  # (batch, words)
+        loss = self.hash_loss.symmetric(scores1[mask], scores2[mask], word_ids[mask])  # (words, K) each
+        self.mean_hash_loss(loss.detach())
+        return loss
+
+    def _word_ids(self, metadata: Optional[List[Dict[str, Any]]], mask: torch.BoolTensor) -> torch.LongTensor:
+        if metadata is None or any("words" not in m for m in metadata):
+            raise ConfigurationError("the hash loss needs metadata with 'words' (word identities, §2.2); "
+                                     "use one of bitcode_allennlp's dataset readers")
+        ids = torch.zeros(mask.shape, dtype=torch.long)  # (batch, words)
+        for i, m in enumerate(metadata):
+            ids[i, : len(m["words"])] = torch.tensor([word_identity(w) for w in m["words"]], dtype=torch.long)
+        return ids.to(mask.device)
+
+    def add_codes(self, output: Dict[str, Any], scores: Optional[torch.Tensor], mask: torch.BoolTensor,
+                  labels: Optional[torch.Tensor] = None) -> None:
+        """Puts `codes` (batch, words) int64 into `output` and updates the code metrics (labels optional)."""
+        if scores is None:
+            return
+        bits = scores_to_bits(scores.detach())  # (batch, words, K)
+        output["codes"] = bits_to_ints(bits)  # (batch, words)
+        if self.code_metrics is not None:
+            self.code_metrics(bits, labels, mask)
+
+    def add_code_hex(self, output: Dict[str, Any]) -> None:
+        """`code_hex`: per sentence, one hex string per word (padding removed)."""
+        if "codes" in output:
+            lengths = output["mask"].sum(dim=-1).tolist()
+            output["code_hex"] = [ints_to_hex(output["codes"][i, :n], self.num_bits) for i, n in enumerate(lengths)]
+
+    def hashing_metrics(self, reset: bool) -> Dict[str, float]:
+        metrics: Dict[str, float] = {}
+        if self.code_metrics is not None:
+            metrics.update(self.code_metrics.get_metric(reset=reset))
+        if self.training and self.beta > 0:
+            metrics["hash_loss"] = self.mean_hash_loss.get_metric(reset=reset)
+        return metrics

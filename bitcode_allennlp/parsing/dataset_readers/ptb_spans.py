@@ -1,0 +1,187 @@
+"""The `ptb_spans` reader: Penn Treebank bracketed trees as words plus the labelled spans of their binarized form.
+
+Where this sits: it feeds the CRF constituency parser of both stages. Scanning, parsing and cleaning are those of
+`ptb_hash` (`scan_trees`, `parse_tree`, `clean_tree`, same errors and options); binarization is
+`bitcode_allennlp.parsing.trees`. `gold_chart` turns a batch of the reader's span fields into the parser's
+(n + 1) x (n + 1) target chart.
+"""
+import logging
+import os
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data.dataset_readers.dataset_reader import DatasetReader
+from allennlp.data.fields import Field, ListField, MetadataField, SequenceLabelField, SpanField, TextField
+from allennlp.data.instance import Instance
+from allennlp.data.token_indexers import TokenIndexer
+from allennlp.data.tokenizers import Token
+from nltk import Tree
+
+from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.data.dataset_readers.ptb_trees import (
+    PtbHashDatasetReader,
+    RawTree,
+    clean_tree,
+    parse_tree,
+    tree_to_string,
+    word_lines,
+)
+from bitcode_allennlp.data.dataset_readers.tagging_reader import MAX_LISTED_SKIPS, apply_token_policy
+from bitcode_allennlp.parsing.trees import ROOT_LABEL, binarize, check_tree, factorize
+
+logger = logging.getLogger(__name__)
+
+SPAN_LABEL_NAMESPACE = "span_labels"
+
+
+class ParsedTree(NamedTuple):
+    """A cleaned tree (words already through the token policy) and `"<file>:<line>"` where it starts."""
+
+    tree: Tree
+    source: str
+
+
+@DatasetReader.register("ptb_spans")
+class PtbSpansDatasetReader(PtbHashDatasetReader):
+    """
+    Reads Penn Treebank bracketed trees for constituency parsing: one tree per line (CRAFT's `craft-*.tree`) or
+    multi-line `.mrg` trees, or a directory of `*.mrg` files (recursively, sorted). Trees are cleaned as by
+    `ptb_hash`: `-NONE-` traces and the constituents they leave empty are removed, root wrappers (`TOP`, `ROOT`,
+    `VROOT`, an unlabelled outer bracket) are dropped, and function tags and indices are stripped (`NP-SBJ-1` ->
+    `NP`). Other roots (CRAFT's `TITLE`, `HEADING`, `CAPTION`) are ordinary phrases. Errors are those of
+    `ptb_hash` (`DataFormatError` naming file and line); a phrase label containing `+` or ending in `|<>` is one
+    too, since binarization reserves them.
+
+    Instances have
+    - `"tokens"`: `TextField` of the words;
+    - `"spans"`: `ListField[SpanField]`, the 2n - 1 spans of the binarized gold tree in preorder (inclusive
+      ends: fencepost span (i, j) is `SpanField(i, j - 1)`), the first the whole sentence;
+    - `"span_labels"`: `SequenceLabelField` over `"spans"` in the `"span_labels"` namespace, labels as in
+      `bitcode_allennlp.parsing.trees` (`NP`, `S+VP`, `NP|<>`); `gold_chart` makes the target chart of a batch;
+    - `"metadata"`: `{"words", "pos_tags", "gold_tree", "source"}`, `gold_tree` the cleaned tree under a `TOP`
+      root as one-line PTB text, the form `build` returns and `evalb_f1` compares (`None` without gold).
+
+    `"spans"` and `"span_labels"` are there only with a gold tree.
+
+    # Parameters
+
+    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+    token_policy : `str`, optional (default = `"strict"`)
+        As in `ptb_hash`: `"repair"` writes Unicode whitespace inside a word as `"_"`; CRAFT needs it.
+    skip_invalid : `bool`, optional (default = `False`)
+        Skip malformed trees (one warning at the end) instead of raising `DataFormatError`.
+    **kwargs
+        `DatasetReader` arguments, e.g. `max_instances`.
+    """
+
+    def __init__(
+        self,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        token_policy: str = "strict",
+        skip_invalid: bool = False,
+        **kwargs,
+    ) -> None:
+        super().__init__(token_indexers=token_indexers, token_policy=token_policy, skip_invalid=skip_invalid,
+                         **kwargs)
+
+    def _parse_item(self, item: Tuple[str, RawTree]) -> ParsedTree:  # type: ignore[override]
+        path, raw = item
+        tree = clean_tree(path, raw.line, parse_tree(path, raw))
+        words, tags = zip(*tree.pos())
+        fixed, _, _ = apply_token_policy(path, self._token_policy, words, tags, word_lines(raw))
+        if len(fixed) != len(words):
+            raise DataFormatError(path, raw.line, "token_policy='repair' would drop an empty word from the tree")
+        for position, word in zip(tree.treepositions("leaves"), fixed):
+            tree[position] = word
+        try:
+            check_tree(tree)
+        except ValueError as error:
+            raise DataFormatError(path, raw.line, str(error)) from None
+        return ParsedTree(tree, f"{path}:{raw.line}")
+
+    def _read(self, file_path) -> Iterator[Instance]:
+        # TaggingDatasetReader._read with a tree instead of tags.
+        skipped: List[DataFormatError] = []
+        try:
+            for item in self._shard(self._sentence_items(os.fspath(file_path))):
+                try:
+                    if isinstance(item, DataFormatError):
+                        raise item
+                    parsed = self._parse_item(item)
+                except DataFormatError as error:
+                    if not self._skip_invalid:
+                        raise
+                    skipped.append(error)
+                    continue
+                yield self.text_to_instance(parsed.tree.leaves(), gold_tree=parsed.tree, source=parsed.source)
+        finally:
+            if skipped:
+                listed = ", ".join(error.location for error in skipped[:MAX_LISTED_SKIPS])
+                more = f" and {len(skipped) - MAX_LISTED_SKIPS} more" if len(skipped) > MAX_LISTED_SKIPS else ""
+                logger.warning(
+                    "Skipped %d invalid tree(s) reading %s (skip_invalid=True): %s%s. First error: %s",
+                    len(skipped), file_path, listed, more, skipped[0],
+                )
+
+    def text_to_instance(  # type: ignore[override]
+        self,
+        tokens: Sequence[Union[str, Token]],
+        pos_tags: Optional[Sequence[str]] = None,
+        gold_tree: Optional[Tree] = None,
+        source: Optional[str] = None,
+    ) -> Instance:
+        """
+        An instance for pre-tokenized words. `pos_tags` (optional) go to the metadata, for `build`; `gold_tree` is
+        a cleaned tree as `clean_tree` returns it, whose words must be `tokens` (its tags are the default
+        `pos_tags`). `source` is where the sentence comes from (`None` outside files).
+        """
+        tokens = [token if isinstance(token, Token) else Token(token) for token in tokens]
+        words = [token.text for token in tokens]
+        if pos_tags is not None and len(pos_tags) != len(words):
+            raise ConfigurationError(f"{len(pos_tags)} part-of-speech tags for {len(words)} tokens")
+        text_field = TextField(tokens)
+        fields: Dict[str, Field] = {"tokens": text_field}
+        gold_text = None
+        if gold_tree is not None:
+            if gold_tree.leaves() != words:
+                raise ConfigurationError(f"the gold tree's words {gold_tree.leaves()} are not the tokens {words}")
+            if pos_tags is None:
+                pos_tags = [tag for _, tag in gold_tree.pos()]
+            spans = factorize(binarize(gold_tree))
+            span_fields: List[Field] = [SpanField(start, end - 1, text_field) for start, end, _ in spans]
+            spans_field = ListField(span_fields)
+            fields["spans"] = spans_field
+            fields["span_labels"] = SequenceLabelField(
+                [label for _, _, label in spans], spans_field, label_namespace=SPAN_LABEL_NAMESPACE
+            )
+            gold_text = tree_to_string(Tree(ROOT_LABEL, [gold_tree]))
+        fields["metadata"] = MetadataField({
+            "words": words,
+            "pos_tags": None if pos_tags is None else list(pos_tags),
+            "gold_tree": gold_text,
+            "source": source,
+        })
+        return Instance(fields)
+
+
+def gold_chart(spans: torch.LongTensor, span_labels: torch.LongTensor, num_tokens: int) -> torch.LongTensor:
+    """
+    The target chart of a batch: `chart[b, i, j]` is the label id of fencepost span (i, j) of sentence `b`, and
+    -1 where there is no gold span (below the diagonal, padding).
+
+    # Parameters
+
+    spans : `torch.LongTensor`
+        `(batch, num_spans, 2)`, the batched `"spans"` field: inclusive (start, end), padding (-1, -1).
+    span_labels : `torch.LongTensor`
+        `(batch, num_spans)`, the batched `"span_labels"` field (padding 0, masked by the spans).
+    num_tokens : `int`
+        The padded number of words n; the chart is `(batch, n + 1, n + 1)`.
+    """
+    chart = spans.new_full((spans.size(0), num_tokens + 1, num_tokens + 1), -1)  # (batch, n + 1, n + 1)
+    batch, index = (spans[:, :, 0] >= 0).nonzero(as_tuple=True)  # (gold spans,) each
+    starts = spans[batch, index, 0]  # (gold spans,)
+    ends = spans[batch, index, 1] + 1  # (gold spans,) fencepost ends
+    chart[batch, starts, ends] = span_labels[batch, index]
+    return chart
