@@ -36,9 +36,10 @@ The fixes (each has a test in ``tests/test_compat.py``):
     ``blank:<lang>``. Safe: only tokenization is used by our readers and predictors; a pipeline that really
     needs the tagger or parser still gets the installed model when it exists.
 ``safetensors_weights``
-    ``TransformerModule.from_pretrained_module(<dir>)`` only looks for ``pytorch_model.bin``; transformers
-    now saves ``model.safetensors``. We read the safetensors file when it is the one present. Safe: the same
-    tensors under the same names.
+    ``TransformerModule.from_pretrained_module(<dir>)`` only looks for ``pytorch_model.bin`` and reads weights
+    with ``torch.load``; transformers now saves ``model.safetensors``, which torch.load refuses. We read the
+    safetensors file (with the same ``ignore`` patterns and sub-module selection) when it is the one present.
+    Safe: the same tensors under the same names.
 ``gradient_checkpointing``
     ``PretrainedTransformerEmbedder(gradient_checkpointing=True)`` only writes a config key that transformers
     4.x ignores. We call ``gradient_checkpointing_enable()`` as the flag intends. Safe: same outputs, less memory.
@@ -243,12 +244,21 @@ def fix_safetensors_weights(module: types.ModuleType) -> None:
         return
 
     def _get_pretrained_state_dict(klass, model_name, weights_path=None, relevant_module=None, ignore=None):
-        if weights_path is None and os.path.isdir(str(model_name)):
-            bin_path = os.path.join(model_name, "pytorch_model.bin")
-            safe_path = os.path.join(model_name, "model.safetensors")
-            if not os.path.isfile(bin_path) and os.path.isfile(safe_path):
-                weights_path = safe_path
-        return original(klass, model_name, weights_path, relevant_module, ignore)
+        safe_path = os.path.join(str(model_name), "model.safetensors")
+        if (weights_path is None and os.path.isfile(safe_path)
+                and not os.path.isfile(os.path.join(str(model_name), "pytorch_model.bin"))):
+            weights_path = safe_path
+        if weights_path is None or not str(weights_path).endswith(".safetensors"):
+            return original(klass, model_name, weights_path, relevant_module, ignore)
+        # allennlp's read_state_dict uses torch.load, which refuses safetensors: read it, then do what it does.
+        import re
+
+        from safetensors.torch import load_file
+
+        patterns = ignore if ignore is not None else klass._pretrained_ignore
+        state_dict = {key: value for key, value in load_file(str(weights_path)).items()
+                      if not any(re.match(pattern, key) for pattern in patterns or [])}
+        return klass._get_relevant_submodule_state(state_dict, relevant_module=relevant_module)
 
     _get_pretrained_state_dict._bitcode_compat = True
     cls._get_pretrained_state_dict = classmethod(_get_pretrained_state_dict)

@@ -12,7 +12,7 @@ SHIPPED = sorted(p.name for p in CONFIGS.glob("*.jsonnet"))
 
 
 def test_there_are_configs():
-    assert {"ner_hash.jsonnet", "pos_hash.jsonnet"} <= set(SHIPPED)
+    assert {"ner_hash.jsonnet", "pos_hash.jsonnet", "parse_hash.jsonnet", "parse_hash_incremental.jsonnet"} <= set(SHIPPED)
 
 
 @pytest.mark.parametrize("config", SHIPPED)
@@ -35,13 +35,13 @@ def test_registered_names_resolve():
     from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 
     expected = {
-        DatasetReader: ["ptb_hash", "ontonotes_hash", "conll_columns", "conllu_pos"],
-        Model: ["hash_crf_tagger"],
+        DatasetReader: ["ptb_hash", "ontonotes_hash", "conll_columns", "conllu_pos", "ptb_spans"],
+        Model: ["hash_crf_tagger", "hash_span_parser"],
         Seq2SeqEncoder: ["hash_transformer"],
         ContrastiveHashLoss: ["contrastive_hash"],
         BatchSampler: ["token_budget"],
-        Metric: ["code_metrics", "span_f1_distributed"],
-        Predictor: ["hash_tagger"],
+        Metric: ["code_metrics", "span_f1_distributed", "evalb_f1"],
+        Predictor: ["hash_tagger", "hash_parser"],
         LearningRateScheduler: ["linear_with_warmup_fraction"],
     }
     for base, names in expected.items():

@@ -51,6 +51,9 @@ class HashingModel(Model):
         "when beta > 0". A β = 0 baseline with `two_views: true` costs the same as the hashing model.
     """
 
+    # Whether `add_codes` gets per-word gold labels (tags); without them the pair statistics are not reported.
+    codes_have_labels = True
+
     def __init__(
         self,
         vocab: Vocabulary,
@@ -129,7 +132,10 @@ class HashingModel(Model):
     def hashing_metrics(self, reset: bool) -> Dict[str, float]:
         metrics: Dict[str, float] = {}
         if self.code_metrics is not None:
-            metrics.update(self.code_metrics.get_metric(reset=reset))
+            codes = self.code_metrics.get_metric(reset=reset)
+            if not self.codes_have_labels:
+                codes = {k: v for k, v in codes.items() if "label" not in k}
+            metrics.update(codes)
         if self.training and self.beta > 0:
             metrics["hash_loss"] = self.mean_hash_loss.get_metric(reset=reset)
         return metrics

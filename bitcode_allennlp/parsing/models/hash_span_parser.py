@@ -1,0 +1,213 @@
+"""The CRF constituency parser of both stages (paper §3.2, Zhang et al. 2020), on top of `HashingModel`.
+
+words → embedder → encoder (hash layer in the hashing stage) → fencepost (boundary) vectors → biaffine span
+scorer (span existence) + biaffine label scorer; training: tree CRF loss (`structs.tree_crf_loss`) + label
+cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger;
+decoding: CKY (`structs.cky`), a label per span, `parsing.trees.build` back to an n-ary tree, EVALB F1.
+"""
+from typing import Any, Dict, List, Optional
+
+import torch
+from allennlp.common import Lazy
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models.model import Model
+from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
+from allennlp.nn import InitializerApplicator, util
+
+from bitcode_allennlp.common.hashing_model import HashingModel
+from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
+from bitcode_allennlp.parsing.dataset_readers.ptb_spans import gold_chart
+from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
+from bitcode_allennlp.parsing.trees import build
+from bitcode_allennlp.structs import cky, tree_crf_loss
+from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
+
+
+class Biaffine(torch.nn.Module):
+    """s[b, o, i, j] = [x_i; 1]ᵀ W_o [y_j; 1] (bias terms optional), as in supar."""
+
+    def __init__(self, input_dim: int, output_dim: int = 1, bias_x: bool = True, bias_y: bool = True) -> None:
+        super().__init__()
+        self.bias_x, self.bias_y = bias_x, bias_y
+        self.weight = torch.nn.Parameter(torch.zeros(output_dim, input_dim + bias_x, input_dim + bias_y))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if self.bias_x:
+            x = torch.cat([x, x.new_ones(x.shape[:-1] + (1,))], dim=-1)  # (batch, n, m+1)
+        if self.bias_y:
+            y = torch.cat([y, y.new_ones(y.shape[:-1] + (1,))], dim=-1)  # (batch, n, m+1)
+        return torch.einsum("bxi,oij,byj->boxy", x, self.weight, y)  # (batch, out, n, n)
+
+
+class MLP(torch.nn.Sequential):
+    def __init__(self, input_dim: int, output_dim: int, dropout: float) -> None:
+        super().__init__(torch.nn.Linear(input_dim, output_dim), torch.nn.LeakyReLU(0.1), torch.nn.Dropout(dropout))
+
+
+@Model.register("hash_span_parser")
+class HashSpanParser(HashingModel):
+    """
+    Biaffine span parser with a tree CRF over binarized trees, CKY decoding and EVALB F1.
+
+    Fencepost k (0 ≤ k ≤ n, between word k−1 and word k) is represented from the encoder outputs h with a learned
+    boundary vector at each end (h_{-1} = BOS, h_n = EOS): `"split"` concatenates the first half of h_{k−1} and the
+    second half of h_k (Zhang et al.'s forward/backward halves); `"left"` uses h_{k−1} alone, so a span (i, j)
+    reads only words < j — the incremental (causal) variant, with a causal PLM and `causal: true` hash layer.
+
+    Registered as a `Model` with name "hash_span_parser".
+
+    # Parameters
+
+    vocab, text_field_embedder, encoder, hash_loss, beta, two_views
+        As in `HashingModel` (paper: β = 0.001 for parsing).
+    span_mlp_dim : `int`, optional (default = `500`)
+    label_mlp_dim : `int`, optional (default = `100`)
+    mlp_dropout : `float`, optional (default = `0.33`)
+    dropout : `float`, optional (default = `0.0`)
+        Dropout on the encoder output.
+    boundary : `str`, optional (default = `None`)
+        "split" or "left"; `None` means "left" when the encoder is not bidirectional, else "split".
+    label_namespace : `str`, optional (default = `"span_labels"`)
+    task_loss : `str`, optional (default = `"mean"`)
+        Tree CRF and label losses summed per sentence, then averaged over sentences ("mean") or summed ("sum").
+    initializer : `InitializerApplicator`, optional
+    """
+
+    default_predictor = "hash_parser"
+    codes_have_labels = False  # words carry no gold label here; code metrics are distinctness and bit statistics
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Lazy[Seq2SeqEncoder],
+        hash_loss: Optional[ContrastiveHashLoss] = None,
+        beta: float = 0.0,
+        two_views: Optional[bool] = None,
+        span_mlp_dim: int = 500,
+        label_mlp_dim: int = 100,
+        mlp_dropout: float = 0.33,
+        dropout: float = 0.0,
+        boundary: Optional[str] = None,
+        label_namespace: str = "span_labels",
+        task_loss: str = "mean",
+        initializer: InitializerApplicator = InitializerApplicator(),
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, text_field_embedder, encoder, hash_loss, beta, two_views, **kwargs)
+        boundary = boundary or ("split" if self.encoder.is_bidirectional() else "left")
+        if boundary not in ("split", "left"):
+            raise ConfigurationError(f"boundary must be 'split' or 'left', got {boundary!r}")
+        if task_loss not in ("mean", "sum"):
+            raise ConfigurationError(f"task_loss must be 'mean' or 'sum', got {task_loss!r}")
+        if vocab.get_vocab_size(label_namespace) == 0:
+            raise ConfigurationError(f"the vocabulary has no {label_namespace!r} labels: read a 'ptb_spans' corpus")
+        self.boundary = boundary
+        self.label_namespace = label_namespace
+        self.task_loss = task_loss
+        dim = self.encoder.get_output_dim()
+        self.bos = torch.nn.Parameter(torch.randn(dim) * 0.02)
+        # EOS is read only by "split" fenceposts (the right half of fencepost n); "left" never looks past a word.
+        self.eos = torch.nn.Parameter(torch.randn(dim) * 0.02) if boundary == "split" else None
+        self.dropout = torch.nn.Dropout(dropout)
+        self.span_left, self.span_right = MLP(dim, span_mlp_dim, mlp_dropout), MLP(dim, span_mlp_dim, mlp_dropout)
+        self.label_left, self.label_right = MLP(dim, label_mlp_dim, mlp_dropout), MLP(dim, label_mlp_dim, mlp_dropout)
+        self.span_attention = Biaffine(span_mlp_dim, 1, bias_x=True, bias_y=False)
+        self.label_attention = Biaffine(label_mlp_dim, vocab.get_vocab_size(label_namespace))
+        self.evalb = EvalbF1()
+        initializer(self)
+
+    def _fenceposts(self, encoded: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        """Fencepost vectors (batch, n+1, d) from word vectors (batch, n, d); EOS sits after each sentence's end."""
+        batch, n, dim = encoded.shape
+        if self.boundary == "left":
+            return torch.cat([self.bos.expand(batch, 1, dim), encoded], dim=1)  # (batch, n+1, d): k ↦ word k-1
+        lengths = mask.sum(dim=-1)  # (batch,)
+        padded = torch.cat([self.bos.expand(batch, 1, dim), encoded, encoded.new_zeros(batch, 1, dim)], dim=1)  # (batch, n+2, d)
+        after = torch.arange(n + 2, device=encoded.device)[None, :] == (lengths + 1)[:, None]  # (batch, n+2)
+        padded = torch.where(after[..., None], self.eos.expand(batch, n + 2, dim), padded)  # (batch, n+2, d)
+        half = dim // 2
+        return torch.cat([padded[:, :-1, :half], padded[:, 1:, half:]], dim=-1)  # (batch, n+1, d)
+
+    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor):
+        """One forward pass: span scores (batch, n+1, n+1), label scores (batch, n+1, n+1, labels), ego scores."""
+        encoded, scores = self.encode(tokens, mask)  # (batch, n, d), (batch, n, K)
+        fence = self._fenceposts(self.dropout(encoded), mask)  # (batch, n+1, d)
+        span = self.span_attention(self.span_left(fence), self.span_right(fence)).squeeze(1)  # (batch, n+1, n+1)
+        label = self.label_attention(self.label_left(fence), self.label_right(fence)).permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)
+        return span, label, scores
+
+    def _loss(self, span: torch.Tensor, label: torch.Tensor, chart: torch.LongTensor, lengths: torch.LongTensor):
+        gold = chart >= 0  # (batch, n+1, n+1)
+        crf = tree_crf_loss(span, gold, lengths, reduction="sum")
+        labels = torch.nn.functional.cross_entropy(label[gold], chart[gold], reduction="sum")  # over gold spans
+        total = crf + labels
+        return total / span.shape[0] if self.task_loss == "mean" else total
+
+    def forward(  # type: ignore
+        self,
+        tokens: TextFieldTensors,
+        spans: Optional[torch.LongTensor] = None,
+        span_labels: Optional[torch.LongTensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+        **kwargs,
+    ) -> Dict[str, Any]:
+        """
+        # Parameters
+        tokens : the words; spans : `(batch, 2n-1, 2)` gold binarized spans (inclusive ends), span_labels : their
+        label ids; metadata : `words`, `pos_tags` (for the built tree), `gold_tree` (for EVALB).
+
+        # Returns
+        `span_scores`, `mask`, `spans` (per sentence, CKY's (i, j) fencepost spans), `span_label_ids`, `loss` with
+        gold, and with a hash layer `codes` (batch, words).
+        """
+        mask = util.get_text_field_mask(tokens)  # (batch, n)
+        lengths = mask.sum(dim=-1)  # (batch,)
+        span, label, scores = self._view(tokens, mask)
+        output: Dict[str, Any] = {"span_scores": span, "mask": mask}
+        if spans is not None and span_labels is not None:
+            chart = gold_chart(spans, span_labels, mask.shape[1])  # (batch, n+1, n+1)
+            loss = self._loss(span, label, chart, lengths)
+            if self.train_second_view():
+                span2, label2, scores2 = self._view(tokens, mask)  # second dropout view
+                loss = loss + self._loss(span2, label2, chart, lengths)
+                if self.beta > 0:
+                    output["hash_loss"] = self.hash_loss_of_views(scores, scores2, metadata, mask)
+                    loss = loss + self.beta * output["hash_loss"]
+            output["loss"] = loss
+
+        self.add_codes(output, scores, mask)
+        if metadata is not None:
+            output["words"] = [m["words"] for m in metadata]
+        if self.training:
+            return output
+        _, predicted = cky(span.detach(), lengths)
+        label_ids = label.detach().argmax(dim=-1)  # (batch, n+1, n+1)
+        output["spans"] = predicted
+        output["span_label_ids"] = [[int(label_ids[b, i, j]) for i, j in tree] for b, tree in enumerate(predicted)]
+        if metadata is not None:
+            trees = self._trees(output, metadata)
+            output["trees"] = trees
+            gold = [m.get("gold_tree") for m in metadata]
+            if all(g is not None for g in gold):
+                self.evalb(trees, gold)
+        return output
+
+    def _trees(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> List[str]:
+        trees = []
+        for spans, ids, m in zip(output["spans"], output["span_label_ids"], metadata):
+            labels = [self.vocab.get_token_from_index(i, namespace=self.label_namespace) for i in ids]
+            tree = build(m["words"], [(i, j, lab) for (i, j), lab in zip(spans, labels)], m.get("pos_tags"))
+            trees.append(tree_to_string(tree))
+        return trees
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """Adds `code_hex` (per word); `trees` (one-line PTB strings under TOP) are already there in eval mode."""
+        self.add_code_hex(output_dict)
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = dict(self.evalb.get_metric(reset=reset)) if not self.training else {}
+        metrics.update(self.hashing_metrics(reset))
+        return metrics

@@ -1,0 +1,34 @@
+"""Predictor for `hash_span_parser` archives: the tree (PTB string and nested JSON) and per-word codes."""
+from typing import Any, Dict, Union
+
+from allennlp.common.util import JsonDict
+from allennlp.predictors.predictor import Predictor
+from nltk import Tree
+
+from bitcode_allennlp.common.predictor import CodesPredictor
+
+
+def tree_to_json(tree: Union[Tree, str]) -> JsonDict:
+    """`(NP (DT the) (NN ring))` → `{"label": "NP", "children": [{"label": "DT", "word": "the"}, ...]}`."""
+    if isinstance(tree, str):
+        return {"word": tree}
+    if len(tree) == 1 and isinstance(tree[0], str):
+        return {"label": tree.label(), "word": tree[0]}
+    return {"label": tree.label(), "children": [tree_to_json(child) for child in tree]}
+
+
+@Predictor.register("hash_parser")
+class HashParserPredictor(CodesPredictor):
+    """
+    `{"sentence": ...}` or `{"tokens": [...]}` (optionally `"pos_tags": [...]`, placed in the tree; else `XX`) →
+    `words`, `tree` (one-line PTB string under `TOP`), `tree_json` (nested), `codes`, `bits`.
+
+    Registered as a `Predictor` with name "hash_parser". Parameters as `CodesPredictor`.
+    """
+
+    def _json_to_instance(self, json_dict: JsonDict):
+        return self._dataset_reader.text_to_instance(self.words(json_dict),  # type: ignore
+                                                     pos_tags=json_dict.get("pos_tags"))
+
+    def task_json(self, output: Dict[str, Any]) -> JsonDict:
+        return {"tree": output["trees"], "tree_json": tree_to_json(Tree.fromstring(output["trees"]))}

@@ -1,0 +1,98 @@
+"""HashSpanParser: train/save/load/predict consistency for both parsing configs, the incremental variant's codes
+ignore later words, and predicted trees are valid and scored by EVALB F1."""
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
+from nltk import Tree
+
+import bitcode_allennlp.plugin  # noqa: F401
+from tests.conftest import CONFIGS
+
+BERT_POOLER = {
+    "text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model.pooler.dense.weight",
+    "text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model.pooler.dense.bias",
+}
+NO_SHUFFLE = '{"data_loader.batch_sampler.shuffle": false}'
+
+
+class TestHashSpanParser(ModelTestCase):
+    @pytest.mark.parametrize("config", ["parse_hash.jsonnet", "parse_hash_incremental.jsonnet"])
+    def test_train_save_load_predict(self, config, monkeypatch):
+        monkeypatch.setenv("EPOCHS", "1")
+        self.ensure_model_can_train_save_and_load(CONFIGS / config, gradients_to_ignore=BERT_POOLER,
+                                                  overrides=NO_SHUFFLE)
+
+
+def build(config):
+    params = Params.from_file(str(CONFIGS / config))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))
+    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
+    return model.eval(), reader, instances
+
+
+def instances_for(reader, *sentences):
+    instances = [reader.text_to_instance(words) for words in sentences]
+    for instance in instances:
+        reader.apply_token_indexers(instance)
+    return instances
+
+
+def ego_scores(model, reader, *sentences):
+    batch = Batch(instances_for(reader, *sentences))
+    batch.index_instances(model.vocab)
+    tokens = batch.as_tensor_dict()["tokens"]
+    mask = tokens["tokens"]["mask"]
+    with torch.no_grad():
+        return model.encode(tokens, mask)[1]  # (sentences, words, K)
+
+
+def test_incremental_codes_do_not_see_later_words():
+    first = ["The", "ring", "was", "held", "by", "Frodo", "."]
+    second = ["The", "ring", "was", "held", "by", "Sauron", "!"]
+    model, reader, _ = build("parse_hash_incremental.jsonnet")
+    assert model.boundary == "left" and model.encoder.causal
+    scores = ego_scores(model, reader, first, second)
+    assert torch.allclose(scores[0, :5], scores[1, :5], atol=1e-6)
+    assert not torch.allclose(scores[0, 5:], scores[1, 5:])
+    codes = [o["code_hex"] for o in model.forward_on_instances(instances_for(reader, first, second))]
+    assert codes[0][:5] == codes[1][:5]
+    bidirectional, reader_b, _ = build("parse_hash.jsonnet")
+    scores = ego_scores(bidirectional, reader_b, first, second)
+    assert not torch.allclose(scores[0, :5], scores[1, :5], atol=1e-6)  # the bidirectional model sees them
+
+
+def test_predicted_trees_are_full_trees_over_the_words_and_scored():
+    model, _, instances = build("parse_hash.jsonnet")
+    model.get_metrics(reset=True)
+    outputs = model.forward_on_instances(instances[:5])
+    for instance, output in zip(instances[:5], outputs):
+        words = instance["metadata"]["words"]
+        tree = Tree.fromstring(output["trees"])
+        assert tree.label() == "TOP" and tree.leaves() == words
+        assert [tag for _, tag in tree.pos()] == instance["metadata"]["pos_tags"]
+        assert len(output["spans"]) == 2 * len(words) - 1  # CKY returns a full binary tree
+    metrics = model.get_metrics(reset=True)
+    assert 0.0 <= metrics["evalb_f1"] <= 1.0 and "code_distinct" in metrics
+    assert "code_same_label_same_code" not in metrics
+
+
+def test_gold_spans_score_perfectly_when_forced():
+    """Feeding the gold chart as span scores (and gold labels) must give EVALB F1 = 1: decoding + build are exact."""
+    model, _, instances = build("parse_hash.jsonnet")
+    batch = Batch(instances[:4])
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    from bitcode_allennlp.parsing.dataset_readers.ptb_spans import gold_chart
+
+    mask = tensors["tokens"]["tokens"]["mask"]
+    chart = gold_chart(tensors["spans"], tensors["span_labels"], mask.shape[1])
+    span_scores = (chart >= 0).float() * 10.0  # (batch, n+1, n+1)
+    label_scores = torch.nn.functional.one_hot(chart.clamp(min=0), model.vocab.get_vocab_size("span_labels")).float()
+    model._view = lambda tokens, m: (span_scores, label_scores * 10.0, None)
+    model.get_metrics(reset=True)
+    model(**tensors)
+    assert model.get_metrics(reset=True)["evalb_f1"] == pytest.approx(1.0)

@@ -1,0 +1,67 @@
+// What every hashing-stage config shares: the PLM sub-token indexer/embedder, token-budget batches, AdamW with
+// linear warm-up over a fraction of the steps (paper §4.1), optional DDP workers, seeds. Variables: env.libsonnet.
+local env = import 'env.libsonnet';
+
+{
+  plm(default=env.root + "/fixtures/transformers/tiny-bert"):: env.str("PLM", default),
+
+  // Sub-token indexer; one vector per word comes from the matching embedder below (sub-tokens averaged).
+  indexer(plm):: { tokens: { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512) } },
+  embedder(plm):: {
+    token_embedders: {
+      tokens: { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512), train_parameters: true },
+    },
+  },
+  reader_options:: {
+    token_policy: env.str("TOKEN_POLICY", "strict"),
+    skip_invalid: env.bool("SKIP_INVALID", false),
+    [if env.has("MAX_INSTANCES") then "max_instances"]: env.num("MAX_INSTANCES", null),
+  },
+  hash_encoder(dropout, causal=false):: {
+    type: "hash_transformer",
+    num_bits: env.num("K", 24),
+    head_dim: env.num("HEAD_DIM", 64),
+    dropout: env.num("DROPOUT", dropout),
+    causal: env.bool("CAUSAL", causal),
+  },
+  hash_options(beta):: {
+    beta: env.num("BETA", beta),
+    two_views: env.bool("TWO_VIEWS", env.num("BETA", beta) > 0),
+    hash_loss: {
+      temperature: env.num("TAU", 0.1),
+      similarity: env.str("SIMILARITY", "cos_sign"),
+      objective: env.str("OBJECTIVE", "hash"),
+    },
+  },
+  // Everything outside dataset_reader / model / data paths.
+  training(lr, validation_metric, head_params):: {
+    data_loader: {
+      batch_sampler: { type: "token_budget", max_tokens: env.num("MAX_TOKENS", 1024) },
+    },
+    validation_data_loader: {
+      batch_sampler: { type: "token_budget", max_tokens: env.num("MAX_TOKENS", 1024), shuffle: false },
+    },
+    trainer: {
+      optimizer: {
+        type: "adamw",
+        lr: env.num("LR", lr),
+        weight_decay: env.num("WEIGHT_DECAY", 0.01),
+        // HEAD_LR: a separate learning rate for the freshly initialised layers (all but the PLM).
+        [if env.has("HEAD_LR") then "parameter_groups"]: [[head_params, { lr: env.num("HEAD_LR", lr) }]],
+      },
+      learning_rate_scheduler: { type: "linear_with_warmup_fraction", warmup_fraction: env.num("WARMUP", 0.06) },
+      num_epochs: env.num("EPOCHS", 3),
+      grad_norm: env.num("GRAD_NORM", 1.0),
+      validation_metric: validation_metric,
+      cuda_device: env.num("CUDA_DEVICE", -1),
+      callbacks: [{ type: "console_logger" }],
+    },
+    [if env.num("WORKERS", 1) > 1 then "distributed"]: {
+      cuda_devices: std.makeArray(env.num("WORKERS", 1), function(i) if env.num("CUDA_DEVICE", -1) >= 0 then i else -1),
+      ddp_accelerator: { type: "torch", find_unused_parameters: true },
+    },
+    random_seed: env.num("SEED", 13370),
+    numpy_seed: env.num("SEED", 1337),
+    pytorch_seed: env.num("SEED", 133),
+  },
+}

@@ -1,0 +1,22 @@
+// The hashing-stage span parser shared by parse_hash.jsonnet and parse_hash_incremental.jsonnet
+// (paper §3.2, Table 6: beta 0.001, tau 0.1, dropout 0.5, lr 5e-5). Variables: env.libsonnet, common.libsonnet.
+local common = import 'common.libsonnet';
+local env = import 'env.libsonnet';
+
+function(plm_default, causal)
+  local plm = common.plm(plm_default);
+  {
+    dataset_reader: common.reader_options + { type: "ptb_spans", token_indexers: common.indexer(plm) },
+    train_data_path: env.str("TRAIN_DATA", env.root + "/fixtures/data/ptb/craft_train.tree"),
+    validation_data_path: env.str("DEV_DATA", env.root + "/fixtures/data/ptb/craft_dev.tree"),
+    model: common.hash_options(0.001) + {
+      type: "hash_span_parser",
+      text_field_embedder: common.embedder(plm),
+      encoder: common.hash_encoder(0.5, causal),
+      dropout: env.num("DROPOUT", 0.5),
+      span_mlp_dim: env.num("SPAN_MLP_DIM", 500),
+      label_mlp_dim: env.num("LABEL_MLP_DIM", 100),
+      mlp_dropout: env.num("MLP_DROPOUT", 0.33),
+      boundary: if env.bool("CAUSAL", causal) then "left" else "split",
+    },
+  } + common.training(5e-5, "+evalb_f1", ["^encoder\\.", "^span_", "^label_", "^bos$", "^eos$"])
