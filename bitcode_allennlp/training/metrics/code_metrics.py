@@ -37,7 +37,7 @@ are gathered first, every worker pads to the largest, then `all_gather`). We gat
 rows added since the last `get_metric` travel, so the cost per call is about one batch, not the epoch.
 """
 import math
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -50,12 +50,6 @@ from allennlp.training.metrics.metric import Metric
 from bitcode_allennlp.codes import MAX_BITS, bits_to_ints, scores_to_bits
 
 
-def _pairs(counts: torch.Tensor) -> int:
-    """sum of C(n, 2) over `counts`, exactly (int64)."""
-    counts = counts.long()  # (n,)
-    return int((counts * (counts - 1) // 2).sum().item())
-
-
 def _merge(keys: torch.Tensor, counts: torch.Tensor):
     """Sums the counts of equal `(code, label)` rows; drops rows with count 0."""
     if keys.size(0) == 0:
@@ -64,6 +58,13 @@ def _merge(keys: torch.Tensor, counts: torch.Tensor):
     summed = torch.zeros(unique.size(0), dtype=torch.long).index_add_(0, inverse, counts)  # (u,)
     keep = summed > 0  # (u,)
     return unique[keep], summed[keep]  # (u', 2), (u',)
+
+
+def _added_pairs(table: Dict, key, count: int) -> int:
+    """Adds `count` words to `table[key]` and returns the new pairs: C(n + count, 2) − C(n, 2)."""
+    before = table.get(key, 0)
+    table[key] = before + count
+    return count * before + count * (count - 1) // 2
 
 
 @Metric.register("code_metrics")
@@ -96,8 +97,14 @@ class CodeMetrics(Metric):
         # Global (already reduced) state.
         self._ones: Optional[torch.Tensor] = None  # (K,) words with bit i = 1
         self._total = 0  # words
-        self._keys = torch.zeros(0, 2, dtype=torch.long)  # (rows, 2) unique (code, label)
-        self._counts = torch.zeros(0, dtype=torch.long)  # (rows,)
+        # Count tables, updated incrementally from each sync's new rows (O(new rows), not O(epoch)), with the
+        # running pair sums Σ C(n, 2) they imply.
+        self._code_counts: Dict[int, int] = {}  # code -> words (all words)
+        self._both_counts: Dict[Tuple[int, int], int] = {}  # (code, label) -> labelled words
+        self._labelled_code_counts: Dict[int, int] = {}  # code -> labelled words
+        self._label_counts: Dict[int, int] = {}  # label -> words
+        self._labelled = 0
+        self._same_both = self._same_code = self._same_label = 0
         # Local state added since the last `get_metric`.
         self._pending_ones: Optional[torch.Tensor] = None  # (K,)
         self._pending_total = 0
@@ -209,9 +216,16 @@ class CodeMetrics(Metric):
             self._ones = torch.zeros(self._num_bits, dtype=torch.long)  # (K,)
         self._ones += ones  # (K,)
         self._total += total
-        self._keys, self._counts = _merge(
-            torch.cat([self._keys, keys]), torch.cat([self._counts, counts])
-        )  # (rows, 2), (rows,)
+        for (code, label), count in zip(keys.tolist(), counts.tolist()):
+            if count <= 0:
+                continue
+            self._code_counts[code] = self._code_counts.get(code, 0) + count
+            if label < 0:
+                continue
+            self._labelled += count
+            self._same_both += _added_pairs(self._both_counts, (code, label), count)
+            self._same_code += _added_pairs(self._labelled_code_counts, code, count)
+            self._same_label += _added_pairs(self._label_counts, label, count)
 
     # ------------------------------------------------------------------------------------ metric
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
@@ -237,27 +251,17 @@ class CodeMetrics(Metric):
         }
         if self._total == 0 or self._ones is None:
             return metrics
-        codes, labels = self._keys[:, 0], self._keys[:, 1]  # (rows,), (rows,)
-        metrics["code_distinct"] = torch.unique(codes).numel() / self._total
+        metrics["code_distinct"] = len(self._code_counts) / self._total
 
         p = self._ones.double() / self._total  # (K,)
         entropy = -(torch.xlogy(p, p) + torch.xlogy(1 - p, 1 - p)) / math.log(2)  # (K,)
         metrics["code_bit_entropy"] = float(entropy.mean().item())
         metrics["code_bit_balance"] = float((torch.minimum(p, 1 - p) / 0.5).mean().item())
 
-        labelled = labels >= 0  # (rows,)
-        codes, labels, counts = codes[labelled], labels[labelled], self._counts[labelled]  # (r,) each
-        num_words = int(counts.sum().item())
-        total_pairs = num_words * (num_words - 1) // 2
+        total_pairs = self._labelled * (self._labelled - 1) // 2
         if total_pairs == 0:
             return metrics
-        both = _pairs(counts)
-        label_ids, label_inverse = torch.unique(labels, return_inverse=True)  # (L,), (r,)
-        per_label = torch.zeros(label_ids.numel(), dtype=torch.long).index_add_(0, label_inverse, counts)  # (L,)
-        code_ids, code_inverse = torch.unique(codes, return_inverse=True)  # (C,), (r,)
-        per_code = torch.zeros(code_ids.numel(), dtype=torch.long).index_add_(0, code_inverse, counts)  # (C,)
-        same_label = _pairs(per_label)
-        same_code = _pairs(per_code)
+        both, same_code, same_label = self._same_both, self._same_code, self._same_label
         diff_label = total_pairs - same_label
         diff_label_diff_code = total_pairs - same_label - same_code + both
         if same_label > 0:
