@@ -191,6 +191,10 @@ class TaggingDatasetReader(DatasetReader):
         """The `Sentence` of one raw item (`None` to yield nothing); raises `DataFormatError`."""
         raise NotImplementedError
 
+    def _instance(self, parsed) -> Instance:
+        """The instance of what `_parse_item` returned (a `Sentence` here; subclasses may return other things)."""
+        return self.text_to_instance(parsed.words, parsed.tags, source=parsed.source)
+
     # ------------------------------------------------------------------------------------ reading
 
     def _read(self, file_path) -> Iterator[Instance]:
@@ -207,7 +211,7 @@ class TaggingDatasetReader(DatasetReader):
                     skipped.append(error)
                     continue
                 if sentence is not None:
-                    yield self.text_to_instance(sentence.words, sentence.tags, source=sentence.source)
+                    yield self._instance(sentence)
         finally:
             if skipped:
                 listed = ", ".join(error.location for error in skipped[:MAX_LISTED_SKIPS])

@@ -6,8 +6,7 @@ Where this sits: it feeds the CRF constituency parser of both stages. Scanning, 
 (n + 1) x (n + 1) target chart.
 """
 import logging
-import os
-from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -27,7 +26,7 @@ from bitcode_allennlp.data.dataset_readers.ptb_trees import (
     tree_to_string,
     word_lines,
 )
-from bitcode_allennlp.data.dataset_readers.tagging_reader import MAX_LISTED_SKIPS, apply_token_policy
+from bitcode_allennlp.data.dataset_readers.tagging_reader import apply_token_policy
 from bitcode_allennlp.parsing.trees import ROOT_LABEL, binarize, check_tree, factorize
 
 logger = logging.getLogger(__name__)
@@ -100,29 +99,8 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
             raise DataFormatError(path, raw.line, str(error)) from None
         return ParsedTree(tree, f"{path}:{raw.line}")
 
-    def _read(self, file_path) -> Iterator[Instance]:
-        # TaggingDatasetReader._read with a tree instead of tags.
-        skipped: List[DataFormatError] = []
-        try:
-            for item in self._shard(self._sentence_items(os.fspath(file_path))):
-                try:
-                    if isinstance(item, DataFormatError):
-                        raise item
-                    parsed = self._parse_item(item)
-                except DataFormatError as error:
-                    if not self._skip_invalid:
-                        raise
-                    skipped.append(error)
-                    continue
-                yield self.text_to_instance(parsed.tree.leaves(), gold_tree=parsed.tree, source=parsed.source)
-        finally:
-            if skipped:
-                listed = ", ".join(error.location for error in skipped[:MAX_LISTED_SKIPS])
-                more = f" and {len(skipped) - MAX_LISTED_SKIPS} more" if len(skipped) > MAX_LISTED_SKIPS else ""
-                logger.warning(
-                    "Skipped %d invalid tree(s) reading %s (skip_invalid=True): %s%s. First error: %s",
-                    len(skipped), file_path, listed, more, skipped[0],
-                )
+    def _instance(self, parsed: ParsedTree) -> Instance:  # type: ignore[override]
+        return self.text_to_instance(parsed.tree.leaves(), gold_tree=parsed.tree, source=parsed.source)
 
     def text_to_instance(  # type: ignore[override]
         self,
