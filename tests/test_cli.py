@@ -1,5 +1,5 @@
-"""The `allennlp` command as a user runs it: train a shipped config on the fixtures, then evaluate and predict
-on the archive. No --include-package and no .allennlp_plugins in the working directory: the start-up hook
+"""The `allennlp` command as a user runs it: train shipped configs (tagger, parser) on the fixtures, then evaluate
+and predict on the archive. No --include-package and no .allennlp_plugins in the working directory: the start-up hook
 (bitcode_allennlp.compat) must make our components known. Also 2-worker CPU distributed training."""
 import json
 
@@ -48,3 +48,22 @@ def test_distributed_training_on_two_cpu_workers(tmp_path):
             env={"EPOCHS": "1", "WORKERS": "2"})
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert "validation_f1-measure-overall" in metrics and "validation_code_distinct" in metrics
+
+
+def test_parser_train_evaluate_predict(tmp_path):
+    run_cli(["train", CONFIGS / "parse_hash.jsonnet", "-s", tmp_path / "run"], cwd=tmp_path, env={"EPOCHS": "1"})
+    archive = tmp_path / "run" / "model.tar.gz"
+    out = tmp_path / "metrics.json"
+    run_cli(["evaluate", archive, FIXTURES / "data/ptb/craft_dev.tree", "--output-file", out], cwd=tmp_path)
+    assert 0.0 <= json.loads(out.read_text())["evalb_f1"] <= 1.0
+    inputs = tmp_path / "input.jsonl"
+    inputs.write_text('{"sentence": "The ring was held by Frodo."}\n'
+                      '{"tokens": ["Bone", "growth"], "pos_tags": ["NN", "NN"]}\n')
+    predictions = tmp_path / "predictions.jsonl"
+    run_cli(["predict", archive, inputs, "--output-file", predictions, "--silent"], cwd=tmp_path)
+    rows = [json.loads(line) for line in predictions.read_text().splitlines()]
+    from nltk import Tree
+
+    assert Tree.fromstring(rows[0]["tree"]).leaves() == ["The", "ring", "was", "held", "by", "Frodo", "."]
+    assert Tree.fromstring(rows[1]["tree"]).pos() == [("Bone", "NN"), ("growth", "NN")]
+    assert rows[1]["tree_json"]["label"] == "TOP" and len(rows[1]["codes"]) == 2
