@@ -56,21 +56,25 @@ Not a code fix but part of the same layer: ``setuptools<82`` is pinned because p
 allennlp-models) imports ``pkg_resources``, removed in setuptools 82; without it allennlp only logs "Plugin
 allennlp_models could not be loaded". transformers 5.x is not supported (``constraints.txt`` pins <5).
 """
-import importlib.abc
-import importlib.machinery
-import logging
 import os
 import sys
 import threading
 import types
-from typing import Callable, Dict, List
 
-logger = logging.getLogger(__name__)
+# Kept cheap on purpose: this module is imported at every interpreter start (no `typing`, no `importlib.abc`).
+
+
+
+def _logger():
+    import logging  # imported when first needed: logging alone would double this module's start-up cost
+
+    return logging.getLogger(__name__)
+
 
 # Module name -> fixes run just before / just after that module's code executes.
-_BEFORE: Dict[str, List[Callable[[], None]]] = {}
-_AFTER: Dict[str, List[Callable[[types.ModuleType], None]]] = {}
-APPLIED: Dict[str, str] = {}  # fix name -> what was done; read by tests and `bitcode_allennlp.compat.report()`
+_BEFORE: "dict[str, list]" = {}  # fixes taking no argument
+_AFTER: "dict[str, list]" = {}  # fixes taking the module
+APPLIED: "dict[str, str]" = {}  # fix name -> what was done; read by tests and `bitcode_allennlp.compat.report()`
 
 
 def _before(*module_names: str):
@@ -159,6 +163,8 @@ class _Placeholder(types.ModuleType):
 @_before("allennlp.data.image_loader", "allennlp.modules.vision.grid_embedder",
          "allennlp.modules.vision.region_detector")
 def fix_torchvision() -> None:
+    import importlib.machinery
+
     existing = sys.modules.get("torchvision")
     if existing is not None:
         return
@@ -222,7 +228,7 @@ def fix_spacy_offline(module: types.ModuleType) -> None:
         if spacy.util.is_package(spacy_model_name) or os.path.isdir(spacy_model_name):
             return original(spacy_model_name, pos_tags=pos_tags, parse=parse, ner=ner)
         lang = spacy_model_name.split("_", 1)[0]
-        logger.warning(
+        _logger().warning(
             "spaCy model %r is not installed and cannot be downloaded (offline); using spacy.blank(%r), "
             "which tokenizes but has no tagger, parser or NER.", spacy_model_name, lang,
         )
@@ -343,7 +349,7 @@ def _replace_everywhere(original, replacement) -> None:
 # ---------------------------------------------------------------------------------------------- the hook
 
 
-class _FixingLoader(importlib.abc.Loader):
+class _FixingLoader:
     """Wraps a module's real loader and runs the fixes registered for it around `exec_module`."""
 
     def __init__(self, loader):
@@ -368,10 +374,10 @@ def _run(fix, *args) -> None:
     try:
         fix(*args)
     except Exception:  # a fix must never make an import fail that would otherwise work
-        logger.exception("bitcode_allennlp.compat: fix %s failed", fix.__name__)
+        _logger().exception("bitcode_allennlp.compat: fix %s failed", fix.__name__)
 
 
-class AllennlpImportHook(importlib.abc.MetaPathFinder):
+class AllennlpImportHook:
     """`sys.meta_path` finder that matches only the AllenNLP modules named in `_BEFORE`/`_AFTER`."""
 
     _busy = threading.local()
@@ -417,6 +423,6 @@ def install_from_startup() -> None:
     install()
 
 
-def report() -> Dict[str, str]:
+def report() -> "dict[str, str]":
     """The fixes applied in this process so far (name -> what was done)."""
     return dict(APPLIED)
