@@ -47,7 +47,6 @@ Writes ``benchmarks/results/hash_step_<plm>.json`` (or ``--out``) and prints a m
 """
 import argparse
 import json
-import math
 import os
 import platform
 import random
@@ -57,7 +56,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(REPO, "training_configs", "ner_hash.jsonnet")

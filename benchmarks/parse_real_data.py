@@ -9,12 +9,10 @@ by tag). Sentences longer than EVALB's 200-word buffer are left out of both scor
 """
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.parsing.helpers: compile and run the EVALB program
 
 
 def main() -> None:
@@ -58,7 +56,7 @@ def main() -> None:
                 ("recall", "Bracketing Recall"), ("precision", "Bracketing Precision"),
                 ("f1", "Bracketing FMeasure"), ("exact", "Complete match"),
                 ("valid_sentences", "Number of Valid sentence"))}
-    print(f"| scorer | sentences | recall | precision | F1 | exact match |\n|---|---|---|---|---|---|")
+    print("| scorer | sentences | recall | precision | F1 | exact match |\n|---|---|---|---|---|---|")
     print(f"| bitcode_allennlp evalb_score | {ours['valid_sentences']} | {ours['recall']:.2f} | "
           f"{ours['precision']:.2f} | {ours['f1']:.2f} | {ours['exact']:.2f} |")
     program = result["evalb_program"]

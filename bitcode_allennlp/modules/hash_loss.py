@@ -7,8 +7,6 @@ Negatives stay within the batch of the process that computes the loss (one worke
 a batch is the paper's unit of ~1024 words, and gathering across workers would change the number of negatives
 with the number of workers.
 """
-from typing import Optional
-
 import torch
 import torch.nn.functional as F
 from allennlp.common import Registrable
@@ -71,16 +69,38 @@ class ContrastiveHashLoss(Registrable):
         # Returns
         The loss averaged over words, a scalar. Zero (with a gradient path) when there are no words.
         """
+        self._check(x, y, word_ids)
+        if x.shape[0] == 0:
+            return x.sum() * 0.0
+        return self._loss(F.normalize(x, dim=-1), self._target(y), *self._masks(word_ids))
+
+    def symmetric(self, s1: torch.Tensor, s2: torch.Tensor, word_ids: torch.Tensor) -> torch.Tensor:
+        """L_hash(s1, s2) + L_hash(s2, s1), as in Algorithm 1 `fine_tuning_step` (masks built once)."""
+        self._check(s1, s2, word_ids)
+        if s1.shape[0] == 0:
+            return (s1.sum() + s2.sum()) * 0.0
+        masks = self._masks(word_ids)
+        return (self._loss(F.normalize(s1, dim=-1), self._target(s2), *masks)
+                + self._loss(F.normalize(s2, dim=-1), self._target(s1), *masks))
+
+    @staticmethod
+    def _check(x: torch.Tensor, y: torch.Tensor, word_ids: torch.Tensor) -> None:
         if x.shape != y.shape or x.dim() != 2 or word_ids.shape != x.shape[:1]:
             raise ValueError(f"expected x, y (words, K) and word_ids (words,), got {x.shape}, {y.shape}, "
                              f"{word_ids.shape}")
-        if x.shape[0] == 0:
-            return x.sum() * 0.0
-        target = y.sign() if self.similarity == "cos_sign" else y  # (words, K)
-        score = F.normalize(x, dim=-1) @ F.normalize(target, dim=-1).T / self.temperature  # (words, words)
-        eye = torch.eye(score.shape[0], dtype=torch.bool, device=score.device)  # (words, words)
-        same_word = word_ids[:, None] == word_ids[None, :]  # (words, words)
 
+    def _target(self, y: torch.Tensor) -> torch.Tensor:
+        """The normalized other view: sign(y) for "cos_sign", y for "cos"."""
+        return F.normalize(y.sign() if self.similarity == "cos_sign" else y, dim=-1)  # (words, K)
+
+    @staticmethod
+    def _masks(word_ids: torch.Tensor):
+        eye = torch.eye(word_ids.shape[0], dtype=torch.bool, device=word_ids.device)  # (words, words)
+        same_word = word_ids[:, None] == word_ids[None, :]  # (words, words)
+        return eye, same_word
+
+    def _loss(self, x: torch.Tensor, target: torch.Tensor, eye: torch.Tensor, same_word: torch.Tensor) -> torch.Tensor:
+        score = x @ target.T / self.temperature  # (words, words)
         if self.objective == "self":
             return (score.logsumexp(dim=-1) - score.diagonal()).mean()
         if self.objective == "hash":
@@ -90,10 +110,6 @@ class ContrastiveHashLoss(Registrable):
         positives = same_word.to(score.dtype)  # (words, words)
         positive_mean = (score * positives).sum(dim=-1) / positives.sum(dim=-1)  # (words,)
         return (score.logsumexp(dim=-1) - positive_mean).mean()
-
-    def symmetric(self, s1: torch.Tensor, s2: torch.Tensor, word_ids: torch.Tensor) -> torch.Tensor:
-        """L_hash(s1, s2) + L_hash(s2, s1), as in Algorithm 1 `fine_tuning_step`."""
-        return self(s1, s2, word_ids) + self(s2, s1, word_ids)
 
 
 ContrastiveHashLoss.register("contrastive_hash")(ContrastiveHashLoss)

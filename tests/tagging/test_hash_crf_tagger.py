@@ -8,7 +8,7 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.tagging.models.hash_crf_tagger import HashCrfTagger, word_identity
+from bitcode_allennlp.common.hashing_model import word_identity
 from tests.conftest import CONFIGS
 
 # The BERT pooler is not used by the mismatched embedder, so it gets no gradient.

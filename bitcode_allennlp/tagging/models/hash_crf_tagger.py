@@ -19,7 +19,7 @@ from allennlp.modules.conditional_random_field.conditional_random_field import a
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 
-from bitcode_allennlp.common.hashing_model import HashingModel, word_identity  # noqa: F401 (re-exported)
+from bitcode_allennlp.common.hashing_model import HashingModel
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.training.metrics.span_f1 import DistributedSpanF1
 
