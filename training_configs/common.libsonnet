@@ -54,7 +54,7 @@ local env = import 'env.libsonnet';
       grad_norm: env.num("GRAD_NORM", 1.0),
       validation_metric: validation_metric,
       cuda_device: env.num("CUDA_DEVICE", -1),
-      callbacks: [{ type: "console_logger" }],
+      callbacks: [{ type: "console_logger" }, { type: "parameter_count" }],
     },
     [if env.num("WORKERS", 1) > 1 then "distributed"]: {
       cuda_devices: std.makeArray(env.num("WORKERS", 1), function(i) if env.num("CUDA_DEVICE", -1) >= 0 then i else -1),
