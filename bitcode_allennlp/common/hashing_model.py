@@ -14,6 +14,7 @@ from allennlp.common.checks import ConfigurationError, check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
+from allennlp.nn import util
 from allennlp.training.metrics import Average
 
 from bitcode_allennlp.codes import bits_to_ints, ints_to_hex, scores_to_bits
@@ -90,6 +91,18 @@ class HashingModel(Model):
         if isinstance(self.encoder, HashTransformerEncoder):
             return self.encoder.forward_with_scores(embedded, mask)  # (batch, words, d), (batch, words, K)
         return self.encoder(embedded, mask), None  # (batch, words, d)
+
+    def predict_codes(self, tokens: TextFieldTensors) -> Tuple[torch.LongTensor, torch.BoolTensor]:
+        """
+        Re-annotation (Algorithm 1 `reannotate`): each word's code as an int64, bit i = sign of head i (head 0
+        most significant), and the word mask, without running the task head. Call in eval mode (no dropout).
+        """
+        if self.num_bits is None:
+            raise ConfigurationError(f"{type(self.encoder).__name__} is not a hash layer: this model has no codes "
+                                     "(re-annotate with a hashing-stage model, encoder 'hash_transformer')")
+        mask = util.get_text_field_mask(tokens)  # (batch, words)
+        _, scores = self.encode(tokens, mask)  # (batch, words, K)
+        return bits_to_ints(scores_to_bits(scores)), mask  # (batch, words), (batch, words)
 
     def train_second_view(self) -> bool:
         return self.training and self.two_views

@@ -1,0 +1,199 @@
+"""One command for a whole experiment (paper Algorithm 1, a row of Table 1): hashing stage → re-annotation →
+validation stage → both evaluated, side by side with their parameter counts.
+
+    python -m bitcode_allennlp.validation.experiment ner --out runs/exp_ner           # fixtures, seconds
+    python -m bitcode_allennlp.validation.experiment ner --out runs/exp_btc --plm minilm \\
+        --train ../shared/data/ner/btc/conll2012/train --dev ../shared/data/ner/btc/conll2012/development \\
+        --set EPOCHS=2 MAX_INSTANCES=2000 HEAD_LR=1e-3 --code-set EPOCHS=30
+
+Each step is the `allennlp` command a user would type (run in a subprocess, logged to OUT/logs/); finished
+steps are kept when the command is run again (`--force` redoes them). `--set` passes config variables to the
+hashing stage (e.g. BETA, K, EPOCHS, MAX_INSTANCES), `--code-set` to the validation stage (EPOCHS, LR, CODE_DIM);
+K goes from the hashing model to the validation config. Scores are on the whole dev (and test) file: the
+`MAX_INSTANCES` cap of training is lifted for evaluation and re-annotation. Writes OUT/experiment.json.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "training_configs"
+FIXTURES = ROOT / "fixtures" / "data"
+
+TASKS: Dict[str, Dict[str, Any]] = {
+    "ner": {"metric": "f1-measure-overall", "train": FIXTURES / "conll2012/train",
+            "dev": FIXTURES / "conll2012/development"},
+    "pos": {"metric": "accuracy", "train": FIXTURES / "ptb/craft_train.tree", "dev": FIXTURES / "ptb/craft_dev.tree"},
+    "parse": {"metric": "evalb_f1", "train": FIXTURES / "ptb/craft_train.tree",
+              "dev": FIXTURES / "ptb/craft_dev.tree"},
+}
+# Every variable the configs read (training_configs/*.libsonnet): cleared from the inherited environment so that
+# each stage gets exactly the values given here.
+CONFIG_VARIABLES = {
+    "PLM", "TRAIN_DATA", "DEV_DATA", "K", "HEAD_DIM", "BETA", "TWO_VIEWS", "TAU", "SIMILARITY", "OBJECTIVE", "LR",
+    "HEAD_LR", "DROPOUT", "WARMUP", "WEIGHT_DECAY", "GRAD_NORM", "EPOCHS", "MAX_TOKENS", "MAX_LENGTH",
+    "MAX_INSTANCES", "READER", "TOKEN_POLICY", "SKIP_INVALID", "CUDA_DEVICE", "WORKERS", "SEED", "CAUSAL",
+    "SPAN_MLP_DIM", "LABEL_MLP_DIM", "MLP_DROPOUT", "CODE_DIM", "CODE_HEADS", "CODE_FF",
+}
+# Reader settings of training that must not shrink what is re-annotated or scored.
+UNCAPPED = json.dumps({"dataset_reader": {"max_instances": None}})
+
+
+def archive_config(archive: Path) -> Dict[str, Any]:
+    """The `config.json` inside a model archive."""
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("config.json")
+        assert member is not None, f"{archive} has no config.json"
+        return json.load(member)
+
+
+def parameter_count(run_dir: Path) -> Optional[int]:
+    """|θ| from the run's metrics (the `parameter_count` callback), else counted from the archive."""
+    metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
+    if "parameters" in metrics:
+        return int(metrics["parameters"])
+    from allennlp.models.archival import load_archive
+
+    from bitcode_allennlp.training.callbacks import count_parameters
+
+    return count_parameters(load_archive(str(run_dir / "model.tar.gz")).model)["parameters"]
+
+
+class Experiment:
+    """The steps of one experiment in OUT, each an `allennlp` command; see the module docstring."""
+
+    def __init__(self, task: str, out: Path, train: Path, dev: Path, test: Optional[Path] = None,
+                 plm: Optional[str] = None, hashing_set: Sequence[str] = (), code_set: Sequence[str] = (),
+                 hashing_archive: Optional[Path] = None, cuda_device: int = -1, force: bool = False) -> None:
+        self.task, self.out, self.force, self.cuda_device = task, out, force, cuda_device
+        self.splits = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
+        self.plm = plm
+        self.hashing_vars = dict(item.split("=", 1) for item in hashing_set)
+        self.code_vars = dict(item.split("=", 1) for item in code_set)
+        self.hashing_archive = hashing_archive
+        self.commands: List[str] = []
+        self.durations: Dict[str, float] = {}
+        (out / "logs").mkdir(parents=True, exist_ok=True)
+
+    def allennlp(self, step: str, args: Sequence[Any], variables: Dict[str, str], done: Optional[Path]) -> None:
+        """Runs `allennlp ARGS` with exactly `variables` as config variables, unless `done` exists already."""
+        shown = " ".join(f"{k}={v}" for k, v in variables.items()) + " allennlp " + " ".join(map(str, args))
+        self.commands.append(shown.strip())
+        if done is not None and done.exists() and not self.force:
+            print(f"[{step}] kept {done}", flush=True)
+            return
+        env = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
+        env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **variables})
+        print(f"[{step}] {shown.strip()}", flush=True)
+        start = time.time()
+        with open(self.out / "logs" / f"{step}.log", "w") as log:
+            result = subprocess.run([sys.executable, "-m", "allennlp", *map(str, args)], env=env, cwd=ROOT,
+                                    stdout=log, stderr=subprocess.STDOUT)
+        self.durations[step] = round(time.time() - start, 1)
+        if result.returncode != 0:
+            raise SystemExit(f"[{step}] failed ({result.returncode}); see {self.out / 'logs' / (step + '.log')}")
+
+    def run(self) -> Dict[str, Any]:
+        task = self.task
+        hashing_dir, code_dir, codes = self.out / "hashing", self.out / "validation", self.out / "codes"
+        # 1. hashing stage
+        if self.hashing_archive is None:
+            variables = {"TRAIN_DATA": str(self.splits["train"]), "DEV_DATA": str(self.splits["dev"]),
+                         **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
+            self.allennlp("hashing_train", ["train", CONFIGS / f"{task}_hash.jsonnet", "-s", hashing_dir, "-f"],
+                          variables, done=hashing_dir / "model.tar.gz")
+            archive = hashing_dir / "model.tar.gz"
+        else:
+            archive = self.hashing_archive
+        num_bits = int(archive_config(archive)["model"]["encoder"].get("num_bits", 24))
+        # 2. re-annotation
+        codes.mkdir(exist_ok=True)
+        for split, path in self.splits.items():
+            target = codes / f"{split}.jsonl"
+            self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", target, "--silent",
+                                                  "--cuda-device", self.cuda_device] + (["--force"] if self.force else []),
+                          {}, done=None)
+        # 3. validation stage
+        variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
+                     "K": str(num_bits), **self.code_vars}
+        self.allennlp("validation_train", ["train", CONFIGS / f"{task}_code.jsonnet", "-s", code_dir, "-f"],
+                      variables, done=code_dir / "model.tar.gz")
+        # 4. both stages scored on the same sentences
+        scores: Dict[str, Dict[str, float]] = {"hashing": {}, "validation": {}}
+        metric = TASKS[task]["metric"]
+        for split, path in self.splits.items():
+            if split == "train":
+                continue
+            for stage, stage_archive, data in (("hashing", archive, path),
+                                               ("validation", code_dir / "model.tar.gz", codes / f"{split}.jsonl")):
+                result = self.out / f"{stage}_{split}_metrics.json"
+                self.allennlp(f"{stage}_evaluate_{split}",
+                              ["evaluate", stage_archive, data, "--output-file", result, "--overrides", UNCAPPED,
+                               "--cuda-device", self.cuda_device], {}, done=result)
+                scores[stage][split] = json.loads(result.read_text())[metric]
+        hashing_run = archive.parent
+        row = {
+            "task": task, "metric": metric, "num_bits": num_bits,
+            "beta": archive_config(archive)["model"].get("beta", 0.0),
+            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run)},
+            "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
+            "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),
+            "commands": self.commands, "durations_s": self.durations,
+        }
+        (self.out / "experiment.json").write_text(json.dumps(row, indent=2))
+        return row
+
+
+def table(rows: Sequence[Dict[str, Any]]) -> str:
+    """Markdown rows in the layout of paper Table 1: each stage's dev score (×100) and |θ|."""
+    lines = ["| task | K | β | stage | dev | test | parameters |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        for stage in ("hashing", "validation"):
+            s = row[stage]["scores"]
+            test = f"{100 * s['test']:.2f}" if "test" in s else "–"
+            lines.append(f"| {row['task']} | {row['num_bits']} | {row['beta']} | {stage} | {100 * s['dev']:.2f} | "
+                         f"{test} | {row[stage]['parameters']:,} |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("task", choices=sorted(TASKS))
+    parser.add_argument("--out", type=Path, required=True, help="the experiment's folder")
+    parser.add_argument("--train", type=Path, help="training corpus (default: the fixture sample)")
+    parser.add_argument("--dev", type=Path, help="development corpus (default: the fixture sample)")
+    parser.add_argument("--test", type=Path, help="test corpus, optional")
+    parser.add_argument("--plm", help="PLM directory, or 'minilm' (default: the configs' tiny-bert fixture)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="VAR=VALUE", help="hashing-stage config variables")
+    parser.add_argument("--code-set", nargs="*", default=[], metavar="VAR=VALUE",
+                        help="validation-stage config variables")
+    parser.add_argument("--hashing-archive", type=Path, help="reuse a trained hashing model instead of step 1")
+    parser.add_argument("--cuda-device", type=int, default=-1)
+    parser.add_argument("--force", action="store_true", help="redo finished steps")
+    args = parser.parse_args(argv)
+    for item in [*args.set, *args.code_set]:
+        if "=" not in item or item.split("=", 1)[0] not in CONFIG_VARIABLES:
+            parser.error(f"{item!r} is not VAR=VALUE with VAR one of {', '.join(sorted(CONFIG_VARIABLES))}")
+    plm = args.plm
+    if plm == "minilm":
+        from bitcode_allennlp.plm import minilm_path
+
+        plm = minilm_path()
+    spec = TASKS[args.task]
+    experiment = Experiment(args.task, args.out.resolve(), (args.train or spec["train"]).resolve(),
+                            (args.dev or spec["dev"]).resolve(), args.test.resolve() if args.test else None, plm,
+                            args.set, args.code_set, args.hashing_archive.resolve() if args.hashing_archive else None,
+                            args.cuda_device, args.force)
+    row = experiment.run()
+    print(table([row]))
+    return row
+
+
+if __name__ == "__main__":
+    main()

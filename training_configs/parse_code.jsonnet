@@ -1,0 +1,21 @@
+// Validation stage for constituency parsing (paper §3.3; Table 6: dropout 0.3, lr 1e-3): the biaffine span
+// parser with tree CRF and CKY, reading only the codes of `allennlp hash-corpus` (run on a parse_hash model;
+// each line carries the gold tree). Defaults train on fixtures/data/codes in seconds. Variables:
+// code_model.libsonnet plus SPAN_MLP_DIM LABEL_MLP_DIM MLP_DROPOUT. K must be the hashing model's.
+local env = import 'env.libsonnet';
+local code_model = import 'code_model.libsonnet';
+
+code_model(
+  train=env.root + "/fixtures/data/codes/parse.train.jsonl",
+  dev=env.root + "/fixtures/data/codes/parse.dev.jsonl",
+  model={
+    type: "hash_span_parser",
+    dropout: env.num("DROPOUT", 0.3),
+    span_mlp_dim: env.num("SPAN_MLP_DIM", 500),
+    label_mlp_dim: env.num("LABEL_MLP_DIM", 100),
+    mlp_dropout: env.num("MLP_DROPOUT", 0.33),
+  },
+  lr=1e-3,
+  dropout=0.3,
+  validation_metric="+evalb_f1",
+)
