@@ -1,5 +1,7 @@
 """The readers on the real corpora in ``<repo>/../shared/data``: counts, hand-checked sentences, and the two BTC
 versions (CoNLL-2003 columns and CoNLL-2012) giving the same sentences."""
+import logging
+
 import pytest
 
 from bitcode_allennlp.common.errors import DataFormatError
@@ -29,6 +31,20 @@ def test_btc_train_columns_with_token_repair():
                          ["O"] * 5 + ["B-ORG", "I-ORG", "L-ORG"] + ["O"] * 3)
     repaired = next(s for s in sentences if s[2].endswith(":52653"))  # tokens ending with a space, stripped
     assert repaired[0][-4:] == ["\U0001f494", "MH17", "PrayForMH17", "ttp://t.co/sGX65yebKk"]
+
+
+def test_btc_dev_columns_empty_tokens_are_dropped_by_token_repair(caplog):
+    path = shared("ner/btc/btc.dev.conll")
+    with pytest.raises(DataFormatError) as info:
+        read(ConllColumnsDatasetReader(), path)
+    assert (info.value.line, info.value.message) == (7465, "token '' is empty (token_policy='repair' drops it)")
+    with caplog.at_level(logging.WARNING):
+        sentences = read(ConllColumnsDatasetReader(token_policy="repair"), path)
+    assert len(sentences) == 1000
+    assert f"{path}:15426: sentence dropped, it has only empty tokens (token_policy='repair')" in caplog.text
+    # Lines 15428 ('') and 15435 (' ') are dropped, the tokens with a space get '_'.
+    words = next(words for words, _, source in sentences if source == f"{path}:15428")
+    assert words == ["ke_s", "re_y", "u_R", "AD_t", "e..", ".", "h", "tp://t.co/p317FyKXfF"]
 
 
 @pytest.mark.parametrize("columns, conll2012, count", [

@@ -1,17 +1,21 @@
-"""The `ptb_spans` reader: hand-checked spans, metadata, errors with file:line, gold charts, CRAFT round trip."""
+"""The `ptb_spans` reader: hand-checked spans, metadata, errors with file:line, gold charts, CRAFT round trip,
+random trees (round trip through the spans) and random bracketings (instances or `DataFormatError`)."""
 import pytest
 import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.dataset_readers import DatasetReader
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from nltk import Tree
 
 from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
+from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader, tree_to_string
 from bitcode_allennlp.parsing.dataset_readers import PtbSpansDatasetReader, gold_chart
 from bitcode_allennlp.parsing.trees import build
-from tests.data.helpers import fixture, read_error, shared, write
+from tests.data.helpers import fixture, read, read_error, shared, write
+from tests.data.test_ptb_trees import trees
 
 MRG = """\
 (TOP (S
@@ -142,11 +146,17 @@ def test_vocabulary_and_gold_chart(tmp_path):
         ("(S\n  (NP-SBJ (-NONE- *))\n  (VP (VB go) (X a)))\n(S (NN b)\n", 4, "is never closed"),
         ("(S\n  (NP+X (NN a))\n  (VB b))\n", 1, "phrase label 'NP+X' cannot be binarized"),
         ("(S (NN x\u2009y))\n", 1, "token 'x\\u2009y' contains whitespace"),
+        ("(S (NN a) (SYM \u2009))\n", 1, "token '\\u2009' is empty and tagged 'SYM'"),
+        ("( (S (NP-SBJ (-NONE- *)) (VP (-NONE- *T*))) )\n", 1, "tree has no words after removing -NONE- traces"),
+        ("(S (NP) (NN a))\n", 1, "bracket (NP at column 4 has no children"),
+        ("(TOP )\n", 1, "bracket (TOP at column 1 has no children"),
+        ("(S (NP|<> (NN a)) (VB b))\n", 1, "phrase label 'NP|<>' cannot be binarized"),
+        (b"(S (NN a)\n  (VB \xff))\n", 2, "invalid UTF-8 (byte 7 of the line: b'\\xff')"),
     ],
 )
 def test_errors_name_file_and_line(tmp_path, caplog, text, line, message):
     before = "(S (NN Before))\n"
-    path = write(tmp_path, "bad.tree", before + text)
+    path = write(tmp_path, "bad.tree", before.encode() + text if isinstance(text, bytes) else before + text)
     error = read_error(PtbSpansDatasetReader(), path)
     assert (error.path, error.line) == (path, line + 1)
     assert message in error.message, error.message
@@ -172,3 +182,44 @@ def test_craft_dev_round_trips_through_the_instances():
         assert rebuilt(instance) == instance["metadata"]["gold_tree"], instance["metadata"]["source"]
         count += 1
     assert count == 2780
+
+
+# ------------------------------------------------------------------------------------ property-based
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["", "TOP", None]), trees(4)), min_size=1, max_size=4), st.booleans())
+def test_random_trees_round_trip_through_the_spans(tmp_path, wrapped, multi_line):
+    forest = [tree if wrapper is None else Tree(wrapper, [tree]) for wrapper, tree in wrapped]
+    if multi_line:
+        text = "\n".join(tree.pformat(margin=30) for tree in forest) + "\n"
+    else:
+        text = "".join(tree_to_string(tree) + "\n" for tree in forest)
+    path = write(tmp_path, "r.mrg", text)
+    try:
+        instances = list(PtbSpansDatasetReader().read(path))
+    except DataFormatError as error:
+        assert error.path == path and "no words after removing -NONE- traces" in error.message
+        return
+    # The words are those of ptb_hash; the spans build the gold tree back; the gold trees read back the same.
+    assert [fields(instance)[0] for instance in instances] == [words for words, _, _ in
+                                                               read(PtbHashDatasetReader(), path)]
+    for instance in instances:
+        words, spans, _, metadata = fields(instance)
+        assert len(spans) == 2 * len(words) - 1 and spans[0] == (0, len(words) - 1)
+        assert rebuilt(instance) == metadata["gold_tree"]
+    again = write(tmp_path, "again.mrg", "".join(fields(i)[3]["gold_tree"] + "\n" for i in instances))
+    assert [fields(i)[:3] for i in PtbSpansDatasetReader().read(again)] == [fields(i)[:3] for i in instances]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet="(() )\n\tSNab-+|<>\u2009", max_size=40), st.booleans(), st.sampled_from(["strict", "repair"]))
+def test_random_bracketings_give_instances_or_data_format_error(tmp_path, text, skip, policy):
+    path = write(tmp_path, "r.tree", text)
+    try:
+        instances = list(PtbSpansDatasetReader(skip_invalid=skip, token_policy=policy).read(path))
+    except DataFormatError as error:
+        assert error.path == path
+        assert error.line is None or 1 <= error.line <= text.count("\n") + 1
+        return
+    for instance in instances:
+        assert rebuilt(instance) == instance["metadata"]["gold_tree"]

@@ -139,8 +139,13 @@ def apply_token_policy(
         tag = None if tags is None else tags[index]
         if not word or _WHITESPACE.search(word):
             if policy == "strict":
-                problem = "is empty" if word.strip() == "" else "contains whitespace"
-                raise DataFormatError(path, line, f"token {word!r} {problem} (token_policy='repair' fixes this)")
+                if word.strip():
+                    problem = "contains whitespace (token_policy='repair' fixes this)"
+                elif tag in (None, "O"):
+                    problem = "is empty (token_policy='repair' drops it)"
+                else:
+                    problem = f"is empty and tagged {tag!r} (it cannot be dropped, not even with token_policy='repair')"
+                raise DataFormatError(path, line, f"token {word!r} {problem}")
             word = "".join("_" if character.isspace() else character for character in word.strip())
             if not word:
                 if tag not in (None, "O"):
