@@ -111,14 +111,16 @@ class Experiment:
             archive = hashing_dir / "model.tar.gz"
         else:
             archive = self.hashing_archive
-        num_bits = int(archive_config(archive)["model"]["encoder"].get("num_bits", 24))
-        # 2. re-annotation
+        config = archive_config(archive)
+        num_bits = int(config["model"]["encoder"].get("num_bits", 24))
+        # 2. re-annotation: the hashing stage's training sentences (its MAX_INSTANCES cap), whole dev and test
         codes.mkdir(exist_ok=True)
+        train_cap = config["dataset_reader"].get("max_instances")
         for split, path in self.splits.items():
-            target = codes / f"{split}.jsonl"
-            self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", target, "--silent",
-                                                  "--cuda-device", self.cuda_device] + (["--force"] if self.force else []),
-                          {}, done=None)
+            cap = ["--max-instances", train_cap] if split == "train" and train_cap else []
+            self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", codes / f"{split}.jsonl",
+                                                  "--silent", "--cuda-device", self.cuda_device, *cap]
+                          + (["--force"] if self.force else []), {}, done=None)
         # 3. validation stage
         variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
                      "K": str(num_bits), **self.code_vars}

@@ -1,0 +1,99 @@
+"""`allennlp hash-corpus`: the codes are the model's predicted codes, the output round-trips through `binary_codes`,
+and a killed run started again produces the same file."""
+import json
+
+import pytest
+from allennlp.common.checks import ConfigurationError
+from allennlp.models.archival import load_archive
+
+from bitcode_allennlp.validation.binary_codes_reader import BinaryCodesDatasetReader
+from bitcode_allennlp.validation.hash_corpus import reannotate, token_budget_groups
+from tests.conftest import FIXTURES, run_cli
+
+NER_DEV = FIXTURES / "data" / "conll2012" / "development"
+PTB_DEV = FIXTURES / "data" / "ptb" / "craft_dev.tree"
+
+
+def predicted_codes(archive, reader):
+    model = archive.model.eval()
+    instances = list(reader.read(NER_DEV if "tags" in next(iter(reader.read(NER_DEV))).fields else PTB_DEV))
+    for instance in instances:
+        reader.apply_token_indexers(instance)
+    return instances, [output["code_hex"] for output in model.forward_on_instances(instances)]
+
+
+def test_codes_are_the_models_predicted_codes_and_round_trip(ner_hash_archive, tmp_path):
+    archive = load_archive(ner_hash_archive)
+    reader = archive.validation_dataset_reader
+    out = tmp_path / "dev.jsonl"
+    counts = reannotate(archive.model, reader, str(NER_DEV), str(out), max_tokens=64, progress=False)
+    instances = list(reader.read(NER_DEV))
+    for instance in instances:
+        reader.apply_token_indexers(instance)
+    expected = [o["code_hex"] for o in archive.model.eval().forward_on_instances(instances)]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert counts == {"sentences": len(instances), "resumed": 0, "words": sum(len(c) for c in expected)}
+    assert [line["codes"] for line in lines] == expected
+    coded = list(BinaryCodesDatasetReader(num_bits=24).read(out))
+    for original, line, back in zip(instances, lines, coded):
+        assert line["words"] == original["metadata"]["words"] == back["metadata"]["words"]
+        assert line["tags"] == original["tags"].labels == back["tags"].labels
+        assert line["source"] == original["metadata"]["source"] == back["metadata"]["source"]
+        assert [t.text for t in back["tokens"]] == line["codes"]
+
+
+def test_parser_corpus_carries_gold_trees(parse_hash_archive, tmp_path):
+    archive = load_archive(parse_hash_archive)
+    reader = archive.validation_dataset_reader
+    out = tmp_path / "dev.jsonl"
+    reannotate(archive.model, reader, str(PTB_DEV), str(out), progress=False)
+    originals = list(reader.read(PTB_DEV))
+    coded = list(BinaryCodesDatasetReader(num_bits=24).read(out))
+    assert len(coded) == len(originals)
+    for original, back in zip(originals, coded):
+        assert back["metadata"]["gold_tree"] == original["metadata"]["gold_tree"]
+        assert back["span_labels"].labels == original["span_labels"].labels
+
+
+@pytest.mark.parametrize("kept_lines, chunk_size", [(0, 4), (5, 4), (8, 4), (19, 7), (20, 4)])
+def test_restart_after_a_killed_run_gives_the_same_file(ner_hash_archive, tmp_path, kept_lines, chunk_size):
+    archive = load_archive(ner_hash_archive)
+    reader = archive.validation_dataset_reader
+    full = tmp_path / "full.jsonl"
+    reannotate(archive.model, reader, str(NER_DEV), str(full), chunk_size=chunk_size, progress=False)
+    text = full.read_text()
+    lines = text.splitlines(keepends=True)
+    partial = tmp_path / "partial.jsonl"
+    cut = "".join(lines[:kept_lines]) + (lines[kept_lines][:17] if kept_lines < len(lines) else "")
+    partial.write_text(cut)  # what a kill leaves: complete lines, then half a line
+    counts = reannotate(archive.model, reader, str(NER_DEV), str(partial), chunk_size=chunk_size, progress=False)
+    assert partial.read_text() == text
+    assert counts["resumed"] == kept_lines and counts["sentences"] == len(lines)
+
+
+def test_restart_refuses_output_of_another_corpus(ner_hash_archive, tmp_path):
+    archive = load_archive(ner_hash_archive)
+    out = tmp_path / "codes.jsonl"
+    out.write_text(json.dumps({"words": ["a"], "codes": ["000000"], "source": "other.conll:1"}) + "\n")
+    with pytest.raises(ConfigurationError, match="cannot continue"):
+        reannotate(archive.model, archive.validation_dataset_reader, str(NER_DEV), str(out), progress=False)
+    out.write_text("not json\n")
+    with pytest.raises(ConfigurationError, match="not hash-corpus output"):
+        reannotate(archive.model, archive.validation_dataset_reader, str(NER_DEV), str(out), progress=False)
+
+
+def test_token_budget_groups_cover_every_sentence_once():
+    lengths = [5, 1, 30, 7, 7, 2, 64, 3]
+    groups = list(token_budget_groups(lengths, 16))
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for group in groups:
+        assert len(group) == 1 or len(group) * max(lengths[i] for i in group) <= 16
+
+
+def test_cli(ner_hash_archive, tmp_path):
+    out = tmp_path / "codes.jsonl"
+    run_cli(["hash-corpus", ner_hash_archive, NER_DEV, "--output", out, "--batch-size", "128", "--max-instances",
+             "7"], cwd=tmp_path)
+    assert len(out.read_text().splitlines()) == 7
+    result = run_cli(["hash-corpus", ner_hash_archive, NER_DEV, "--output", out, "--max-instances", "7"])
+    assert "7 kept from an earlier run" in result.stderr + result.stdout
