@@ -47,10 +47,42 @@ The fixes (each has a test in ``tests/test_compat.py``):
     The ``allennlp`` command imports allennlp-models and ``.allennlp_plugins`` entries before it reads
     ``--include-package``. We add ``bitcode_allennlp.plugin`` to ``import_plugins`` so our names are known to
     ``train``/``evaluate``/``predict`` without the flag. The flag still works and is harmless.
+``nltk_offline``
+    allennlp-models' ``rc/tools/narrativeqa.py``, imported at every ``allennlp`` start through the plugin, calls
+    ``nltk.download("punkt")`` and ``nltk.download("wordnet")`` when punkt is not installed: a network attempt
+    that prints ``[nltk_data] Error loading punkt: <urlopen error ...>`` offline. ``nltk.download`` is a no-op
+    (returns False, as a failed download does) while that one module is imported, and is put back after. Safe:
+    only NarrativeQA's reading-comprehension metric uses that data; ``python -m nltk.downloader punkt wordnet``
+    installs it where needed.
+``exact_recover``
+    An AllenNLP bug (any torch): ``allennlp train --recover`` from a mid-epoch checkpoint (``checkpointer:
+    {save_every_num_batches: N}``) does not continue the interrupted run. The checkpoint holds the weights, the
+    optimizer, the learning-rate scheduler and the metric tracker, and the trainer replays the data loader up to
+    the saved batch (so the data order is right), but no random generator state is saved: after the resume,
+    dropout draws from the generator as left by model construction, and the run drifts (ner_hash on the
+    fixtures, killed at batch 5 of 7: after 2 epochs the weights differ by up to 2e-4, validation accuracy is
+    0.4263 instead of 0.4295). We save the Python, NumPy and torch (and CUDA) generator states in the training
+    state, and put them back at the same point of the replayed data: when the trainer asks for the first batch
+    after the checkpoint (for an end-of-epoch checkpoint, before the next epoch draws its batches;
+    ``bitcode_allennlp/training/recover.py``). The checkpointer also keeps its every-N-batches cadence across the
+    resume. Result: the same final weights, optimizer state and metrics as an uninterrupted run
+    (``tests/reliability/test_recover.py``). Safe: one more key in the training state (checkpoints without it
+    resume as before). Limits: single-process training only (under DDP only the primary's training state is
+    saved, so DDP resumes as before); the ``training_*`` metrics of the interrupted epoch itself count only the
+    batches trained after the resume (AllenNLP keeps no running sums in checkpoints; its ``training_loss``
+    divides their loss by all the epoch's batches); every later epoch and every validation metric is exact.
 
 ``config_env`` (an extension, not a fix)
     jsonnet cannot give a missing ``std.extVar`` a default; AllenNLP passes the environment as ext vars, and we
     add ``BITCODE_ENV`` (the environment as a JSON string) so ``training_configs/env.libsonnet`` can.
+``self_contained_archives`` (an extension, not a fix)
+    An archive names its PLM by path (``model_name`` of the ``pretrained_transformer*`` indexers and embedders)
+    and loading rebuilds the tokenizer and the transformer from there, so it breaks once that directory is
+    moved or deleted (or offline, for a hub name). ``archive_model`` also stores the PLM's files except its
+    weights (config, tokenizer; the weights are in the state dict) under ``transformers/``, and
+    ``load_archive`` points ``model_name`` at that copy with ``load_weights: false``
+    (``bitcode_allennlp/common/archival.py``). Safe: archives without a PLM, and older archives, are made and
+    loaded as before; the weights are the archive's either way.
 
 Not a code fix but part of the same layer: ``setuptools<82`` is pinned because py-rouge (used by
 allennlp-models) imports ``pkg_resources``, removed in setuptools 82; without it allennlp only logs "Plugin
@@ -333,6 +365,115 @@ def extend_config_env(module: types.ModuleType) -> None:
     _environment_variables.__wrapped__ = original
     _replace_everywhere(original, _environment_variables)
     APPLIED["config_env"] = "jsonnet configs see the environment as BITCODE_ENV (defaults for std.extVar)"
+
+
+@_before("allennlp_models.rc.tools.narrativeqa")
+def fix_nltk_offline() -> None:
+    import nltk
+
+    if getattr(nltk.download, "_bitcode_compat", False):
+        return
+
+    def download(info_or_id=None, *args, **kwargs):
+        _logger().debug("bitcode_allennlp.compat: not downloading nltk data %r (no network at run time)", info_or_id)
+        return False
+
+    download._bitcode_compat = True
+    download.__wrapped__ = nltk.download
+    nltk.download = download
+    APPLIED["nltk_offline"] = "nltk.download is a no-op while allennlp_models.rc.tools.narrativeqa is imported"
+
+
+@_after("allennlp_models.rc.tools.narrativeqa")
+def restore_nltk_download(module: types.ModuleType) -> None:
+    nltk = sys.modules.get("nltk")
+    if nltk is not None and getattr(nltk.download, "_bitcode_compat", False):
+        nltk.download = nltk.download.__wrapped__
+
+
+@_after("allennlp.training.gradient_descent_trainer")
+def fix_exact_recover(module: types.ModuleType) -> None:
+    cls = module.GradientDescentTrainer
+    original_state = cls.get_checkpoint_state
+    original_restore = cls._maybe_restore_checkpoint
+    if getattr(original_state, "_bitcode_compat", False):
+        return
+
+    def get_checkpoint_state(self):
+        from bitcode_allennlp.training.recover import rng_state
+
+        checkpoint = original_state(self)
+        if checkpoint is not None and not self._distributed:
+            checkpoint.trainer_state["rng_state"] = rng_state()
+        return checkpoint
+
+    def _maybe_restore_checkpoint(self) -> None:
+        checkpointer, loaded = self._checkpointer, []
+        if checkpointer is not None:  # keep what the original loads (it keeps nothing but its effects)
+            load = checkpointer.load_checkpoint
+            checkpointer.load_checkpoint = lambda: loaded.append(load()) or loaded[-1]
+        try:
+            original_restore(self)
+        finally:
+            if checkpointer is not None:
+                del checkpointer.load_checkpoint
+        if not loaded or loaded[0] is None:
+            return
+        epochs, batches = self._start_after_epochs_completed, self._start_after_batches_in_epoch_completed
+        if hasattr(checkpointer, "_last_save_num_batches_in_epoch_completed"):  # continue the save cadence
+            checkpointer._last_save_num_epochs_completed = epochs
+            checkpointer._last_save_num_batches_in_epoch_completed = batches
+        state = loaded[0].trainer_state.get("rng_state")
+        if state is not None and not self._distributed:
+            from bitcode_allennlp.training.recover import ResumingDataLoader
+
+            self.data_loader = ResumingDataLoader(
+                self, epochs, batches * self._num_gradient_accumulation_steps, state)
+
+    get_checkpoint_state._bitcode_compat = True
+    get_checkpoint_state.__wrapped__ = original_state
+    _maybe_restore_checkpoint.__wrapped__ = original_restore
+    cls.get_checkpoint_state = get_checkpoint_state
+    cls._maybe_restore_checkpoint = _maybe_restore_checkpoint
+    APPLIED["exact_recover"] = "checkpoints keep the random generator states; --recover puts them back in place"
+
+
+@_after("allennlp.models.archival")
+def extend_self_contained_archives(module: types.ModuleType) -> None:
+    original_archive = module.archive_model
+    if getattr(original_archive, "_bitcode_compat", False):
+        return
+    original_readers, original_model = module._load_dataset_readers, module._load_model
+
+    def archive_model(serialization_dir, weights=module._DEFAULT_WEIGHTS, archive_path=None,
+                      include_in_archive=None):
+        from bitcode_allennlp.common.archival import add_transformer_files
+
+        include = list(include_in_archive or [])
+        try:
+            include += [path for path in add_transformer_files(serialization_dir) if path not in include]
+        except Exception:  # the archive must still be written after a long training; it just needs the PLM
+            _logger().exception("Could not add the PLM's files to the archive; it will need the PLM to load")
+        return original_archive(serialization_dir, weights, archive_path, include or None)
+
+    def _load_dataset_readers(config, serialization_dir):
+        from bitcode_allennlp.common.archival import use_archived_transformers
+
+        use_archived_transformers(config, serialization_dir)
+        return original_readers(config, serialization_dir)
+
+    def _load_model(config, weights_path, serialization_dir, cuda_device):
+        from bitcode_allennlp.common.archival import use_archived_transformers
+
+        use_archived_transformers(config, serialization_dir)
+        return original_model(config, weights_path, serialization_dir, cuda_device)
+
+    archive_model.__doc__ = original_archive.__doc__
+    archive_model._bitcode_compat = True
+    archive_model.__wrapped__ = original_archive
+    _replace_everywhere(original_archive, archive_model)  # also `allennlp.commands.train`'s imported name
+    module._load_dataset_readers, module._load_model = _load_dataset_readers, _load_model
+    APPLIED["self_contained_archives"] = "archives carry the PLM's config and tokenizer and load from them"
 
 
 def _replace_everywhere(original, replacement) -> None:

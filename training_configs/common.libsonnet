@@ -55,6 +55,8 @@ local env = import 'env.libsonnet';
       validation_metric: validation_metric,
       cuda_device: env.num("CUDA_DEVICE", -1),
       callbacks: [{ type: "console_logger" }, { type: "parameter_count" }],
+      // CHECKPOINT_EVERY: also save a checkpoint every N batches, so `allennlp train --recover` resumes mid-epoch.
+      [if env.has("CHECKPOINT_EVERY") then "checkpointer"]: { save_every_num_batches: env.num("CHECKPOINT_EVERY", 0) },
     },
     [if env.num("WORKERS", 1) > 1 then "distributed"]: {
       cuda_devices: std.makeArray(env.num("WORKERS", 1), function(i) if env.num("CUDA_DEVICE", -1) >= 0 then i else -1),
