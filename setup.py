@@ -62,6 +62,11 @@ setup(
     python_requires=">=3.9",
     install_requires=install_requires,
     extras_require={"test": ["pytest>=7", "hypothesis>=6"]},
-    entry_points={},
+    entry_points={
+        "spacy_factories": [
+            f"bitcode_{task} = bitcode_allennlp.spacy_components.component:make_bitcode_{task}"
+            for task in ("tagger", "ner", "parser")
+        ],
+    },
     cmdclass=cmdclass,
 )

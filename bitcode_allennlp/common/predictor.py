@@ -1,11 +1,14 @@
 """The shared part of our predictors: a sentence or its tokens in; words and each word's code (hex and bits) out.
 
-Subclasses (`hash_tagger`, `hash_parser`) add their task's output in `task_json`. Used by `allennlp predict`.
+Subclasses (`hash_tagger`, `hash_parser`) add their task's output in `task_json`. Used by `allennlp predict` and by
+the spaCy components (`bitcode_allennlp.spacy_components`), which call `predict_batch_json` with `{"tokens": ...}`.
+Nothing here assumes a PLM or a hash layer: models without codes give no `codes` / `bits`.
 """
 from typing import Any, Dict, List
 
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import TextField
 from allennlp.data.tokenizers import SpacyTokenizer
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
@@ -16,11 +19,15 @@ from bitcode_allennlp.codes import hex_to_bits
 class CodesPredictor(Predictor):
     """
     Input `{"sentence": "raw text"}` (tokenized by spaCy without a downloaded model: `spacy.blank`) or
-    `{"tokens": ["pre", "tokenized"]}`. Output `words`, the task's output, and for hashing-stage models `codes`
-    (hex per word) and `bits` (K 0/1 values per word, bit i = head i).
+    `{"tokens": ["pre", "tokenized"]}`. Output `words`, the task's output, and for models with codes `codes`
+    (hex per word) and `bits` (K 0/1 values per word, bit i = head i). An input without words gets empty outputs
+    without running the model.
 
     # Parameters
 
+    model : `Model`
+    dataset_reader : `DatasetReader`
+        Its `text_to_instance(words)` builds the model's input.
     language : `str`, optional (default = `"blank:en"`)
         The spaCy pipeline that splits raw sentences (any installed model name, or `blank:<lang>`).
     """
@@ -43,16 +50,31 @@ class CodesPredictor(Predictor):
         return self.predict_batch_instance([instance])[0]
 
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
-        for instance in instances:
-            self._dataset_reader.apply_token_indexers(instance)
-        return [self.to_json(output) for output in self._model.forward_on_instances(instances)]
+        """One `forward_on_instances` over the non-empty instances; empty ones get `empty_output()`."""
+        full = [i for i, instance in enumerate(instances) if not self._is_empty(instance)]
+        for i in full:
+            self._dataset_reader.apply_token_indexers(instances[i])
+        outputs = dict(zip(full, self._model.forward_on_instances([instances[i] for i in full]) if full else []))
+        return [self.to_json(outputs[i] if i in outputs else self.empty_output()) for i in range(len(instances))]
+
+    @staticmethod
+    def _is_empty(instance: Instance) -> bool:
+        return any(isinstance(field, TextField) and len(field) == 0 for field in instance.fields.values())
+
+    def empty_output(self) -> Dict[str, Any]:
+        """What `forward_on_instances` would give for a sentence of no words (subclasses add their keys)."""
+        return {"words": [], "code_hex": []} if self._num_bits() is not None else {"words": []}
+
+    def _num_bits(self):
+        return getattr(self._model, "num_bits", None)
 
     def to_json(self, output: Dict[str, Any]) -> JsonDict:
-        result: JsonDict = {"words": output["words"], **self.task_json(output)}
+        result: JsonDict = {"words": list(output["words"]), **self.task_json(output)}
         if "code_hex" in output:
-            num_bits = self._model.num_bits  # type: ignore
-            result["codes"] = output["code_hex"]
-            result["bits"] = [hex_to_bits(code, num_bits) for code in output["code_hex"]]
+            codes = list(output["code_hex"])
+            num_bits = self._num_bits() or 4 * len(codes[0] if codes else "")
+            result["codes"] = codes
+            result["bits"] = [hex_to_bits(code, num_bits) for code in codes]
         return result
 
     def task_json(self, output: Dict[str, Any]) -> JsonDict:

@@ -14,6 +14,7 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
+from nltk import Tree
 
 from bitcode_allennlp.common.hashing_model import HashingModel
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
@@ -160,7 +161,8 @@ class HashSpanParser(HashingModel):
 
         # Returns
         `span_scores`, `mask`, `spans` (per sentence, CKY's (i, j) fencepost spans), `span_label_ids`, `loss` with
-        gold, and with a hash layer `codes` (batch, words).
+        gold, with a hash layer `codes` (batch, words), and with metadata `trees` (one-line PTB strings under `TOP`)
+        and `nltk_trees` (the same trees as `nltk.Tree`).
         """
         mask = util.get_text_field_mask(tokens)  # (batch, n)
         lengths = mask.sum(dim=-1)  # (batch,)
@@ -187,19 +189,18 @@ class HashSpanParser(HashingModel):
         output["spans"] = predicted
         output["span_label_ids"] = [[int(label_ids[b, i, j]) for i, j in tree] for b, tree in enumerate(predicted)]
         if metadata is not None:
-            trees = self._trees(output, metadata)
-            output["trees"] = trees
+            output["nltk_trees"] = self._trees(output, metadata)  # for predictors: words may contain brackets
+            trees = output["trees"] = [tree_to_string(tree) for tree in output["nltk_trees"]]
             gold = [m.get("gold_tree") for m in metadata]
             if all(g is not None for g in gold):
                 self.evalb(trees, gold)
         return output
 
-    def _trees(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> List[str]:
+    def _trees(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> List[Tree]:
         trees = []
         for spans, ids, m in zip(output["spans"], output["span_label_ids"], metadata):
             labels = [self.vocab.get_token_from_index(i, namespace=self.label_namespace) for i in ids]
-            tree = build(m["words"], [(i, j, lab) for (i, j), lab in zip(spans, labels)], m.get("pos_tags"))
-            trees.append(tree_to_string(tree))
+            trees.append(build(m["words"], [(i, j, lab) for (i, j), lab in zip(spans, labels)], m.get("pos_tags")))
         return trees
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:

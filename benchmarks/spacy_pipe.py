@@ -1,0 +1,155 @@
+"""Words per second of the spaCy component (`nlp.pipe`) against the predictor's batch API on the same sentences.
+
+    python benchmarks/spacy_pipe.py                          # trains a fixture NER archive first (~35 s)
+    python benchmarks/spacy_pipe.py --archive runs/real_data/ner_beta0.005/model.tar.gz --max-sentences 300
+
+Both paths start from raw sentence strings and use one loaded model (the component's predictor):
+`predictor.predict_batch_json([{"sentence": s}, ...])` in batches of `--batch-size` (what `allennlp predict
+--batch-size` does, without file I/O), and `nlp.pipe(sentences, batch_size=...)` on `spacy.blank(lang)` with the
+`bitcode_ner` / `bitcode_tagger` / `bitcode_parser` component (the archive's kind), whose model batches have the
+same size. The sentences are the dev data of the archive's config (`--data` to change), words joined by spaces
+and cut by spaCy's rule-based sentencizer first, so that each string is one sentence on both paths. Rounds
+alternate which path goes first; medians of wall and process CPU time; ratio = spaCy words/s ÷ predictor
+words/s (target >= 0.9). Prints a markdown table; writes `benchmarks/results/spacy_pipe.json` (one entry per
+`--name`, default `fixture` or the archive's directory name).
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "results" / "spacy_pipe.json"
+
+
+def archive_config(archive: str) -> dict:
+    if os.path.isdir(archive):
+        return json.loads((Path(archive) / "config.json").read_text())
+    with tarfile.open(archive) as tar:
+        return json.load(tar.extractfile("config.json"))
+
+
+def component_of(config: dict) -> str:
+    model = config["model"]
+    if model["type"] == "hash_span_parser":
+        return "bitcode_parser"
+    return "bitcode_ner" if model.get("label_encoding") else "bitcode_tagger"
+
+
+def train_fixture_archive(directory: str) -> str:
+    command = [sys.executable, "-m", "allennlp", "train", str(ROOT / "training_configs" / "ner_hash.jsonnet"),
+               "-s", os.path.join(directory, "run")]
+    subprocess.run(command, check=True, cwd=directory, env={**os.environ, "EPOCHS": "1"}, capture_output=True)
+    return os.path.join(directory, "run", "model.tar.gz")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--archive", help="default: train training_configs/ner_hash.jsonnet on the fixtures")
+    parser.add_argument("--data", help="default: the archive's validation_data_path")
+    parser.add_argument("--max-sentences", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--lang", default="en")
+    parser.add_argument("--name", help="key of this run in the JSON")
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+
+    import spacy
+    import torch
+
+    torch.set_num_threads(args.threads)
+    temporary = None
+    archive = args.archive
+    if archive is None:
+        temporary = tempfile.TemporaryDirectory()
+        archive = train_fixture_archive(temporary.name)
+    config = archive_config(archive)
+    name = args.name or ("fixture" if args.archive is None else Path(archive).resolve().parent.name)
+    factory = component_of(config)
+
+    nlp = spacy.blank(args.lang)
+    nlp.add_pipe(factory, config={"archive": archive, "batch_size": args.batch_size})
+    predictor = nlp.get_pipe(factory).predictor  # loads the archive; both paths use this model
+    reader = predictor._dataset_reader
+    data = args.data or config["validation_data_path"]
+    texts = [" ".join(instance["metadata"]["words"]) for instance in reader.read(data)]
+    splitter = spacy.blank(args.lang)
+    splitter.add_pipe("sentencizer")
+    sentences = [s.text for doc in splitter.pipe(texts) for s in doc.sents if any(not t.is_space for t in s)]
+    sentences = sentences[: args.max_sentences]
+
+    def run_predictor():
+        rows = []
+        for start in range(0, len(sentences), args.batch_size):
+            batch = sentences[start:start + args.batch_size]
+            rows.extend(predictor.predict_batch_json([{"sentence": s} for s in batch]))
+        return rows
+
+    def run_spacy():
+        return list(nlp.pipe(sentences, batch_size=args.batch_size))
+
+    rows, docs = run_predictor(), run_spacy()  # warm-up, and the outputs to compare
+    words = sum(len(row["words"]) for row in rows)
+    same = len(docs) == len(rows) and all(
+        len(list(doc.sents)) == 1 and [t._.bitcode for t in doc if not t.is_space] == row.get("codes")
+        and ([t.tag_ for t in doc if not t.is_space] == row["tags"] if factory == "bitcode_tagger" else True)
+        and ([(e.start, e.end, e.label_) for e in doc.ents] == [(e["start"], e["end"], e["label"])
+                                                                for e in row["entities"]]
+             if factory == "bitcode_ner" else True)
+        for doc, row in zip(docs, rows))
+
+    paths = {"predictor": run_predictor, "spacy": run_spacy}
+    wall = {key: [] for key in paths}
+    cpu = {key: [] for key in paths}
+    for round_ in range(args.rounds):
+        for key in (("predictor", "spacy") if round_ % 2 == 0 else ("spacy", "predictor")):
+            start_wall, start_cpu = time.perf_counter(), time.process_time()
+            paths[key]()
+            wall[key].append(time.perf_counter() - start_wall)
+            cpu[key].append(time.process_time() - start_cpu)
+
+    median = {key: statistics.median(wall[key]) for key in paths}
+    median_cpu = {key: statistics.median(cpu[key]) for key in paths}
+    ratio = median["predictor"] / median["spacy"]
+    ratio_cpu = median_cpu["predictor"] / median_cpu["spacy"]
+    labels = {"predictor": "`predictor.predict_batch_json`", "spacy": f"`nlp.pipe` (`{factory}`)"}
+    print(f"archive {archive} ({name}); {len(sentences)} sentences, {words} words; batch size {args.batch_size}; "
+          f"{args.rounds} rounds; {args.threads} torch thread(s); identical outputs: {same}\n")
+    print("| path | median wall (s) | words/s | median CPU (s) |\n|---|---:|---:|---:|")
+    for key in paths:
+        print(f"| {labels[key]} | {median[key]:.2f} | {words / median[key]:.0f} | {median_cpu[key]:.2f} |")
+    print(f"\nspaCy ÷ predictor, words/s: {ratio:.3f} (wall), {ratio_cpu:.3f} (CPU); target >= 0.9: "
+          f"{'met' if ratio >= 0.9 else 'NOT met'}")
+
+    result = {
+        "archive": archive if args.archive else "fixture NER archive (ner_hash.jsonnet, EPOCHS=1)",
+        "plm": config["model"]["text_field_embedder"]["token_embedders"]["tokens"].get("model_name"),
+        "component": factory, "data": data, "sentences": len(sentences), "words": words,
+        "batch_size": args.batch_size, "rounds": args.rounds, "threads": args.threads, "identical_outputs": same,
+        "wall_s": wall, "cpu_s": cpu, "median_wall_s": median, "median_cpu_s": median_cpu,
+        "words_per_s": {key: words / median[key] for key in paths},
+        "ratio_spacy_over_predictor": ratio, "ratio_cpu": ratio_cpu,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
+                    "spacy": spacy.__version__, "load_average": os.getloadavg()},
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": " ".join(sys.argv),
+    }
+    out = Path(args.out)
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    previous[name] = result
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(previous, indent=2))
+    if temporary is not None:
+        temporary.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""spaCy pipeline components that run a bitcode_allennlp archive: `bitcode_tagger`, `bitcode_ner`, `bitcode_parser`.
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bitcode_ner", config={"archive": "runs/ner/model.tar.gz"})
+    doc = nlp("Obama visits Berlin today")
+    doc.ents, [token._.bitcode for token in doc]
+
+Where this sits: the component hands each sentence's words (the pipeline's own tokens, whitespace tokens left out)
+to the archive's default predictor (`hash_tagger` / `hash_parser`, `predict_batch_json` with `{"tokens": ...}`)
+and writes back what it returns. Every component sets `Token._.bitcode` (hex) and `Token._.bits` (K 0/1 ints);
+`bitcode_tagger` sets `token.tag_`, `bitcode_ner` `doc.ents`, `bitcode_parser` benepar's span extensions
+(`extensions.py`; the tags already on the tokens, e.g. from a spaCy tagger, go into its trees).
+
+Docs are split into sentences: the pipeline's own boundaries, else a rule-based `Sentencizer` sets them (whitespace
+tokens never start a sentence then). A sentence
+longer than the PLM's window is folded by the model's embedder (`max_length`) and still gets one code per word.
+`nlp.pipe` groups `batch_size` docs (spaCy's argument) and runs their sentences through the model `batch_size`
+sentences at a time (the component's setting). The archive is loaded on first use; `to_disk` copies it into the
+component's directory and `from_disk` reads it from there, so a saved pipeline is self-contained.
+Registered through the `spacy_factories` entry points in setup.py (no import needed).
+"""
+import copy
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+from spacy.language import Language
+from spacy.pipeline import Sentencizer
+from spacy.tokens import Doc, Span
+from spacy.util import minibatch
+
+from bitcode_allennlp.spacy_components.extensions import install_extensions, tree_constituents
+
+ARCHIVE_FILE = "model.tar.gz"  # in the component's directory after to_disk (a serialization directory: "model")
+ARCHIVE_DIRECTORY = "model"
+TASKS = ("tagger", "ner", "parser")
+DEFAULT_CONFIG = {"archive": None, "batch_size": 32, "cuda_device": -1, "overrides": {}}
+
+Sentence = Tuple[int, List[int]]  # (index of the doc in the batch, doc token indices of the sentence's words)
+
+
+def load_predictor(archive: Union[str, os.PathLike], cuda_device: int = -1,
+                   overrides: Optional[Dict[str, Any]] = None):
+    """The archive's default predictor (`hash_tagger` for taggers, `hash_parser` for parsers)."""
+    import bitcode_allennlp.plugin  # noqa: F401  (registers our models, readers and predictors with AllenNLP)
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    return Predictor.from_archive(load_archive(str(archive), cuda_device=cuda_device, overrides=overrides or ""))
+
+
+class BitcodeComponent:
+    """
+    Runs a bitcode_allennlp archive over the sentences of docs (see the module docstring).
+
+    # Parameters
+
+    nlp : `Language`
+    name : `str`
+    archive : `str`
+        A `model.tar.gz` (or serialization directory) of a `hash_crf_tagger` (tagger, ner) or `hash_span_parser`.
+    task : `str`
+        "tagger" (`token.tag_`), "ner" (`doc.ents`; the tagger needs a `label_encoding`) or "parser" (trees).
+    batch_size : `int`, optional (default = `32`)
+        Sentences per model call.
+    cuda_device : `int`, optional (default = `-1`)
+    overrides : `Dict[str, Any]`, optional (default = `None`)
+        Config overrides for `load_archive`, e.g.
+        `{"model.text_field_embedder.token_embedders.tokens.max_length": 256}`.
+    """
+
+    def __init__(self, nlp: Language, name: str, archive: Optional[str], task: str, batch_size: int = 32,
+                 cuda_device: int = -1, overrides: Optional[Dict[str, Any]] = None) -> None:
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.name = name
+        self.task = task
+        self.archive = archive
+        self.batch_size = batch_size
+        self.cuda_device = cuda_device
+        self.overrides = dict(overrides or {})
+        self._predictor = None
+        self._sentencizer: Optional[Sentencizer] = None
+        install_extensions()
+
+    @property
+    def predictor(self):
+        if self._predictor is None:
+            if not self.archive:
+                raise ValueError(f"{self.name}: no archive; add_pipe(..., config={{'archive': 'model.tar.gz'}})")
+            if not os.path.exists(self.archive):
+                raise FileNotFoundError(f"{self.name}: archive {self.archive!r} does not exist")
+            self._predictor = load_predictor(self.archive, self.cuda_device, self.overrides)
+        return self._predictor
+
+    def __call__(self, doc: Doc) -> Doc:
+        self.set_annotations([doc], *self.predict([doc]))
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        for docs in minibatch(stream, size=batch_size):
+            self.set_annotations(docs, *self.predict(docs))
+            yield from docs
+
+    def predict(self, docs: List[Doc]) -> Tuple[List[Sentence], List[Dict[str, Any]]]:
+        """The sentences of `docs` (sentence boundaries set where missing) and the predictor's output for each."""
+        sentences: List[Sentence] = []
+        for index, doc in enumerate(docs):
+            if len(doc) == 0:
+                continue
+            if not doc.has_annotation("SENT_START"):
+                if self._sentencizer is None:
+                    self._sentencizer = Sentencizer()
+                self._sentencizer(doc)
+                for token in doc[1:]:
+                    if token.is_space and token.is_sent_start:  # whitespace joins the sentence before it
+                        token.is_sent_start = False
+                        if token.i + 1 < len(doc):
+                            doc[token.i + 1].is_sent_start = True
+            for sentence in doc.sents:
+                words = [token.i for token in sentence if not token.is_space]
+                if words:
+                    sentences.append((index, words))
+        inputs = [self._input(docs[index], words) for index, words in sentences]
+        outputs: List[Dict[str, Any]] = []
+        for start in range(0, len(inputs), self.batch_size):
+            outputs.extend(self.predictor.predict_batch_json(inputs[start : start + self.batch_size]))
+        return sentences, outputs
+
+    def _input(self, doc: Doc, words: List[int]) -> Dict[str, Any]:
+        json: Dict[str, Any] = {"tokens": [doc[i].text for i in words]}
+        if self.task == "parser":
+            tags = [doc[i].tag_ for i in words]
+            if all(tags):
+                json["pos_tags"] = tags
+        return json
+
+    def set_annotations(self, docs: List[Doc], sentences: List[Sentence], outputs: List[Dict[str, Any]]) -> None:
+        entities: List[List[Span]] = [[] for _ in docs]
+        constituents: List[Dict[str, List]] = [{"starts": [], "ends": [], "labels": []} for _ in docs]
+        for (index, words), output in zip(sentences, outputs):
+            doc = docs[index]
+            if len(output["words"]) != len(words):
+                raise ValueError(f"{self.name}: the model returned {len(output['words'])} words for "
+                                 f"{len(words)} tokens")
+            for i, code, bits in zip(words, output.get("codes", ()), output.get("bits", ())):
+                extensions = doc[i]._
+                extensions.bitcode, extensions.bits = code, bits
+            if self.task == "tagger":
+                for i, tag in zip(words, output["tags"]):
+                    doc[i].tag_ = tag
+            elif self.task == "ner":
+                if "entities" not in output:
+                    raise ValueError(f"{self.name}: {self.archive} is not a tagger with a label_encoding "
+                                     "(BIOUL, BIO, ...); use 'bitcode_tagger' for tags")
+                entities[index].extend(Span(doc, words[e["start"]], words[e["end"] - 1] + 1, label=e["label"])
+                                       for e in output["entities"])
+            else:
+                if "tree_json" not in output:
+                    raise ValueError(f"{self.name}: {self.archive} is not a parser archive")
+                data = constituents[index]
+                for start, end, labels in tree_constituents(output["tree_json"]):
+                    data["starts"].append(words[start])
+                    data["ends"].append(words[end - 1] + 1)
+                    data["labels"].append(list(labels))
+        for doc, doc_entities, data in zip(docs, entities, constituents):
+            if self.task == "ner":
+                doc.set_ents(doc_entities, default="outside")
+            elif self.task == "parser":
+                doc._.bitcode_constituents = data
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
+        """Copies the archive into `path` (the component's directory of a saved pipeline)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        if not self.archive:
+            raise ValueError(f"{self.name}: no archive to save")
+        source = Path(self.archive)
+        target = path / (ARCHIVE_DIRECTORY if source.is_dir() else ARCHIVE_FILE)
+        if target.exists() and source.resolve() == target.resolve():
+            return
+        if source.is_dir():
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target)
+        else:
+            shutil.copyfile(source, target)
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "BitcodeComponent":
+        """Uses the archive that `to_disk` left in `path` (loaded on first use)."""
+        path = Path(path)
+        for name in (ARCHIVE_FILE, ARCHIVE_DIRECTORY):
+            if (path / name).exists():
+                self.archive = str(path / name)
+                self._predictor = None
+                return self
+        raise FileNotFoundError(f"{self.name}: no {ARCHIVE_FILE} or {ARCHIVE_DIRECTORY}/ in {path}")
+
+
+def _factory(task: str, assigns: List[str]):
+    def make(nlp: Language, name: str, archive: Optional[str], batch_size: int, cuda_device: int,
+             overrides: Dict[str, Any]) -> BitcodeComponent:
+        return BitcodeComponent(nlp, name, archive, task, batch_size, cuda_device, overrides)
+
+    make.__name__ = f"make_bitcode_{task}"
+    make.__doc__ = f"Factory of the `bitcode_{task}` component (`BitcodeComponent` with task {task!r})."
+    return Language.factory(f"bitcode_{task}", default_config=copy.deepcopy(DEFAULT_CONFIG),
+                            assigns=assigns + ["token._.bitcode", "token._.bits"])(make)
+
+
+make_bitcode_tagger = _factory("tagger", ["token.tag"])
+make_bitcode_ner = _factory("ner", ["doc.ents", "token.ent_iob", "token.ent_type"])
+make_bitcode_parser = _factory("parser", ["doc._.bitcode_constituents"])
