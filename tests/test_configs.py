@@ -12,7 +12,16 @@ SHIPPED = sorted(p.name for p in CONFIGS.glob("*.jsonnet"))
 
 
 def test_there_are_configs():
-    assert {"ner_hash.jsonnet", "pos_hash.jsonnet", "parse_hash.jsonnet", "parse_hash_incremental.jsonnet"} <= set(SHIPPED)
+    assert {"ner_hash.jsonnet", "pos_hash.jsonnet", "parse_hash.jsonnet", "parse_hash_incremental.jsonnet",
+            "ner_code.jsonnet", "pos_code.jsonnet", "parse_code.jsonnet"} <= set(SHIPPED)
+
+
+@pytest.mark.parametrize("config", SHIPPED)
+def test_max_instances_caps_training_sentences_only(config, monkeypatch):
+    monkeypatch.setenv("MAX_INSTANCES", "3")
+    params = Params.from_file(str(CONFIGS / config))
+    assert params["dataset_reader"]["max_instances"] == 3
+    assert "max_instances" not in params["validation_dataset_reader"]  # scores are on the whole dev set
 
 
 @pytest.mark.parametrize("config", SHIPPED)
@@ -26,7 +35,11 @@ def test_config_builds(config):
 
 
 def test_registered_names_resolve():
+    from allennlp.commands.subcommand import Subcommand
     from allennlp.data.samplers import BatchSampler
+    from allennlp.data.token_indexers import TokenIndexer
+    from allennlp.modules.token_embedders import TokenEmbedder
+    from allennlp.training.callbacks.callback import TrainerCallback
     from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
     from allennlp.predictors import Predictor
     from allennlp.training.learning_rate_schedulers import LearningRateScheduler
@@ -35,7 +48,11 @@ def test_registered_names_resolve():
     from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 
     expected = {
-        DatasetReader: ["ptb_hash", "ontonotes_hash", "conll_columns", "conllu_pos", "ptb_spans"],
+        DatasetReader: ["ptb_hash", "ontonotes_hash", "conll_columns", "conllu_pos", "ptb_spans", "binary_codes"],
+        TokenIndexer: ["binary_code"],
+        TokenEmbedder: ["binary_code"],
+        Subcommand: ["hash-corpus"],
+        TrainerCallback: ["parameter_count"],
         Model: ["hash_crf_tagger", "hash_span_parser"],
         Seq2SeqEncoder: ["hash_transformer"],
         ContrastiveHashLoss: ["contrastive_hash"],

@@ -14,13 +14,7 @@ local unit = K * heads / gcd(K, heads);  // d must split into K bit slices and i
 local d = unit * std.ceil(env.num("CODE_DIM", 128) / unit);
 
 function(train, dev, model, lr, dropout, validation_metric)
-  {
-    dataset_reader: {
-      type: "binary_codes",
-      num_bits: K,
-      skip_invalid: env.bool("SKIP_INVALID", false),
-      [if env.has("MAX_INSTANCES") then "max_instances"]: env.num("MAX_INSTANCES", null),
-    },
+  common.readers({ type: "binary_codes", num_bits: K, skip_invalid: env.bool("SKIP_INVALID", false) }) + {
     train_data_path: env.str("TRAIN_DATA", train),
     validation_data_path: env.str("DEV_DATA", dev),
     model: model + {

@@ -15,7 +15,12 @@ local env = import 'env.libsonnet';
   reader_options:: {
     token_policy: env.str("TOKEN_POLICY", "strict"),
     skip_invalid: env.bool("SKIP_INVALID", false),
-    [if env.has("MAX_INSTANCES") then "max_instances"]: env.num("MAX_INSTANCES", null),
+  },
+  // The training reader, capped at MAX_INSTANCES sentences (budget runs), and an uncapped one for validation,
+  // `allennlp evaluate` and `hash-corpus`: a cap never shrinks the dev set that scores are reported on.
+  readers(reader):: {
+    dataset_reader: reader + { [if env.has("MAX_INSTANCES") then "max_instances"]: env.num("MAX_INSTANCES", null) },
+    validation_dataset_reader: reader,
   },
   hash_encoder(dropout, causal=false):: {
     type: "hash_transformer",

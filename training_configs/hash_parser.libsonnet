@@ -5,8 +5,7 @@ local env = import 'env.libsonnet';
 
 function(plm_default, causal)
   local plm = common.plm(plm_default);
-  {
-    dataset_reader: common.reader_options + { type: "ptb_spans", token_indexers: common.indexer(plm) },
+  common.readers(common.reader_options + { type: "ptb_spans", token_indexers: common.indexer(plm) }) + {
     train_data_path: env.str("TRAIN_DATA", env.root + "/fixtures/data/ptb/craft_train.tree"),
     validation_data_path: env.str("DEV_DATA", env.root + "/fixtures/data/ptb/craft_dev.tree"),
     model: common.hash_options(0.001) + {

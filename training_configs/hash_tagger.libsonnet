@@ -5,8 +5,7 @@ local env = import 'env.libsonnet';
 
 function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metric)
   local plm = common.plm();
-  {
-    dataset_reader: reader + common.reader_options + { token_indexers: common.indexer(plm) },
+  common.readers(reader + common.reader_options + { token_indexers: common.indexer(plm) }) + {
     train_data_path: env.str("TRAIN_DATA", train),
     validation_data_path: env.str("DEV_DATA", dev),
     model: common.hash_options(beta) + {

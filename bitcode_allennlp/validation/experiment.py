@@ -10,7 +10,7 @@ Each step is the `allennlp` command a user would type (run in a subprocess, logg
 steps are kept when the command is run again (`--force` redoes them). `--set` passes config variables to the
 hashing stage (e.g. BETA, K, EPOCHS, MAX_INSTANCES), `--code-set` to the validation stage (EPOCHS, LR, CODE_DIM);
 K goes from the hashing model to the validation config. Scores are on the whole dev (and test) file: the
-`MAX_INSTANCES` cap of training is lifted for evaluation and re-annotation. Writes OUT/experiment.json.
+`MAX_INSTANCES` cap applies to the training sentences only (the configs' validation reader has none). Writes OUT/experiment.json.
 """
 import argparse
 import json
@@ -41,8 +41,6 @@ CONFIG_VARIABLES = {
     "MAX_INSTANCES", "READER", "TOKEN_POLICY", "SKIP_INVALID", "CUDA_DEVICE", "WORKERS", "SEED", "CAUSAL",
     "SPAN_MLP_DIM", "LABEL_MLP_DIM", "MLP_DROPOUT", "CODE_DIM", "CODE_HEADS", "CODE_FF",
 }
-# Reader settings of training that must not shrink what is re-annotated or scored.
-UNCAPPED = json.dumps({"dataset_reader": {"max_instances": None}})
 
 
 def archive_config(archive: Path) -> Dict[str, Any]:
@@ -129,6 +127,12 @@ class Experiment:
         # 4. both stages scored on the same sentences
         scores: Dict[str, Dict[str, float]] = {"hashing": {}, "validation": {}}
         metric = TASKS[task]["metric"]
+        # An archive from before the configs had an uncapped validation reader scores with its capped reader: give
+        # it one (its training reader without the cap), so both stages score the very same sentences.
+        uncapped = []
+        if "validation_dataset_reader" not in config and "max_instances" in config["dataset_reader"]:
+            reader = {k: v for k, v in config["dataset_reader"].items() if k != "max_instances"}
+            uncapped = ["--overrides", json.dumps({"validation_dataset_reader": reader})]
         for split, path in self.splits.items():
             if split == "train":
                 continue
@@ -136,8 +140,8 @@ class Experiment:
                                                ("validation", code_dir / "model.tar.gz", codes / f"{split}.jsonl")):
                 result = self.out / f"{stage}_{split}_metrics.json"
                 self.allennlp(f"{stage}_evaluate_{split}",
-                              ["evaluate", stage_archive, data, "--output-file", result, "--overrides", UNCAPPED,
-                               "--cuda-device", self.cuda_device], {}, done=result)
+                              ["evaluate", stage_archive, data, "--output-file", result, "--cuda-device",
+                               self.cuda_device, *(uncapped if stage == "hashing" else [])], {}, done=result)
                 scores[stage][split] = json.loads(result.read_text())[metric]
         hashing_run = archive.parent
         row = {

@@ -1,0 +1,27 @@
+"""The whole experiment on the fixtures, as one command: hashing stage → hash-corpus → validation stage → both
+evaluated on the same dev sentences, with parameter counts (a row of paper Table 1)."""
+import json
+
+from allennlp.data import DatasetReader
+
+from bitcode_allennlp.validation.experiment import main, table
+from tests.conftest import FIXTURES
+
+
+def test_ner_experiment_end_to_end(tmp_path, capsys):
+    out = tmp_path / "exp"
+    row = main(["ner", "--out", str(out), "--set", "EPOCHS=1", "MAX_INSTANCES=30", "--code-set", "EPOCHS=2"])
+    assert json.loads((out / "experiment.json").read_text()) == row
+    train_codes = (out / "codes" / "train.jsonl").read_text().splitlines()
+    dev_codes = (out / "codes" / "dev.jsonl").read_text().splitlines()
+    assert len(train_codes) == 30  # the hashing stage's training sentences (its MAX_INSTANCES cap)
+    dev = DatasetReader.by_name("ontonotes_hash")().read(FIXTURES / "data" / "conll2012" / "development")
+    assert len(dev_codes) == len(list(dev))  # the whole dev file
+    for stage in ("hashing", "validation"):
+        assert 0.0 <= row[stage]["scores"]["dev"] <= 1.0
+        metrics = json.loads((out / f"{stage}_dev_metrics.json").read_text())
+        assert metrics["f1-measure-overall"] == row[stage]["scores"]["dev"]
+    assert row["num_bits"] == 24 and row["beta"] == 0.005
+    assert 0 < row["validation"]["parameters"] < row["hashing"]["parameters"]
+    assert "| ner | 24 | 0.005 | validation |" in capsys.readouterr().out
+    assert table([row]).count("\n") == 3

@@ -1,0 +1,83 @@
+"""The validation-stage models (`*_code.jsonnet`): the same tagger/parser classes on `binary_code` embeddings and a
+one-layer transformer. They cannot see words: replacing every word by another gives identical outputs."""
+import json
+import random
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.data import DatasetReader, Vocabulary
+from allennlp.models import Model
+from allennlp.modules.seq2seq_encoders import PytorchTransformer
+from nltk import Tree
+
+import bitcode_allennlp.plugin  # noqa: F401
+from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
+from bitcode_allennlp.validation.binary_code_embedder import BinaryCodeEmbedder
+from tests.conftest import CONFIGS, FIXTURES
+
+CODES = FIXTURES / "data" / "codes"
+
+
+def build(config):
+    params = Params.from_file(str(CONFIGS / config))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))
+    torch.manual_seed(0)
+    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
+    return model.eval(), reader
+
+
+def renamed_words(source, target):
+    """`source` with every word replaced by another word of the file (a random bijection) or a made-up one."""
+    lines = [json.loads(line) for line in source.read_text().splitlines()]
+    vocabulary = sorted({w for line in lines for w in line["words"]})
+    shuffled = vocabulary[:]
+    random.Random(0).shuffle(shuffled)
+    mapping = {w: (s if i % 2 else f"zz{i}") for i, (w, s) in enumerate(zip(vocabulary, shuffled))}
+    for line in lines:
+        line["words"] = [mapping[w] for w in line["words"]]
+        if "tree" in line:  # the gold tree's leaves are the words: rename them there too
+            tree = Tree.fromstring(line["tree"])
+            for position in tree.treepositions("leaves"):
+                tree[position] = mapping[tree[position]]
+            line["tree"] = tree_to_string(tree)
+    target.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return target
+
+
+@pytest.mark.parametrize("config, codes, keys", [
+    ("ner_code.jsonnet", "ner.dev.jsonl", ["logits", "tags"]),
+    ("pos_code.jsonnet", "pos.dev.jsonl", ["logits", "tags"]),
+    ("parse_code.jsonnet", "parse.dev.jsonl", ["spans", "span_label_ids"]),
+])
+def test_outputs_do_not_depend_on_the_words(config, codes, keys, tmp_path):
+    model, reader = build(config)
+    original = CODES / codes
+    renamed = renamed_words(original, tmp_path / codes)
+    runs = []
+    for path in (original, renamed):
+        instances = list(reader.read(path))
+        for instance in instances:
+            for gold in ("tags", "spans", "span_labels"):  # prediction only: dev labels may be unseen in train
+                instance.fields.pop(gold, None)
+            reader.apply_token_indexers(instance)
+        runs.append(model.forward_on_instances(instances))
+    assert runs[0][0]["words"] != runs[1][0]["words"]
+    for first, second in zip(*runs):
+        for key in keys:
+            a, b = first[key], second[key]
+            assert (torch.equal(torch.as_tensor(a), torch.as_tensor(b)) if key == "logits" else a == b), key
+
+
+@pytest.mark.parametrize("config", ["ner_code.jsonnet", "pos_code.jsonnet", "parse_code.jsonnet"])
+def test_lightweight_architecture(config):
+    model, _ = build(config)
+    embedder = model.text_field_embedder._token_embedders["codes"]
+    assert isinstance(embedder, BinaryCodeEmbedder) and embedder.num_bits == 24
+    assert embedder.get_output_dim() % 24 == 0
+    assert isinstance(model.encoder, PytorchTransformer) and len(model.encoder._transformer.layers) == 1
+    assert model.beta == 0 and not model.two_views and model.num_bits is None
+    assert model.vocab.get_vocab_size("tokens") == 2  # no word (or code) vocabulary
+    size = sum(p.numel() for p in model.parameters())
+    assert size < 3_000_000
