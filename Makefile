@@ -5,7 +5,9 @@ PYTHON ?= python
 TORCH ?= torch==2.13.0
 PIP = $(PYTHON) -m pip
 
-.PHONY: install test fixtures
+.PHONY: install test fixtures experiment
+
+TASK ?= ner
 
 install:
 	$(PIP) install "$(TORCH)" -c constraints.txt -e ".[test]"
@@ -20,3 +22,8 @@ test:
 
 fixtures:
 	$(PYTHON) fixtures/make_fixtures.py
+
+# The whole experiment (hashing stage → hash-corpus → validation stage → both scored), on the fixtures by default:
+#   make experiment TASK=pos ARGS="--plm minilm --train ... --dev ... --set EPOCHS=2"
+experiment:
+	$(PYTHON) -m bitcode_allennlp.validation.experiment $(TASK) --out runs/experiment_$(TASK) $(ARGS)

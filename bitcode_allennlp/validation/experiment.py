@@ -9,8 +9,9 @@ validation stage → both evaluated, side by side with their parameter counts.
 Each step is the `allennlp` command a user would type (run in a subprocess, logged to OUT/logs/); finished
 steps are kept when the command is run again (`--force` redoes them). `--set` passes config variables to the
 hashing stage (e.g. BETA, K, EPOCHS, MAX_INSTANCES), `--code-set` to the validation stage (EPOCHS, LR, CODE_DIM);
-K goes from the hashing model to the validation config. Scores are on the whole dev (and test) file: the
-`MAX_INSTANCES` cap applies to the training sentences only (the configs' validation reader has none). Writes OUT/experiment.json.
+K goes from the hashing model to the validation config. As in Algorithm 1 the entire training corpus is
+re-annotated for the validation stage, also when the hashing stage trained on fewer sentences (`MAX_INSTANCES`;
+`--same-train-sentences` keeps only those). Scores are on the whole dev (and test) file. Writes OUT/experiment.json.
 """
 import argparse
 import json
@@ -68,8 +69,10 @@ class Experiment:
 
     def __init__(self, task: str, out: Path, train: Path, dev: Path, test: Optional[Path] = None,
                  plm: Optional[str] = None, hashing_set: Sequence[str] = (), code_set: Sequence[str] = (),
-                 hashing_archive: Optional[Path] = None, cuda_device: int = -1, force: bool = False) -> None:
+                 hashing_archive: Optional[Path] = None, cuda_device: int = -1, force: bool = False,
+                 same_train_sentences: bool = False) -> None:
         self.task, self.out, self.force, self.cuda_device = task, out, force, cuda_device
+        self.same_train_sentences = same_train_sentences
         self.splits = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
         self.plm = plm
         self.hashing_vars = dict(item.split("=", 1) for item in hashing_set)
@@ -111,9 +114,9 @@ class Experiment:
             archive = self.hashing_archive
         config = archive_config(archive)
         num_bits = int(config["model"]["encoder"].get("num_bits", 24))
-        # 2. re-annotation: the hashing stage's training sentences (its MAX_INSTANCES cap), whole dev and test
+        # 2. re-annotation of the entire corpus (Algorithm 1), or only the hashing stage's training sentences
         codes.mkdir(exist_ok=True)
-        train_cap = config["dataset_reader"].get("max_instances")
+        train_cap = config["dataset_reader"].get("max_instances") if self.same_train_sentences else None
         for split, path in self.splits.items():
             cap = ["--max-instances", train_cap] if split == "train" and train_cap else []
             self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", codes / f"{split}.jsonl",
@@ -182,6 +185,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     parser.add_argument("--hashing-archive", type=Path, help="reuse a trained hashing model instead of step 1")
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument("--force", action="store_true", help="redo finished steps")
+    parser.add_argument("--same-train-sentences", action="store_true",
+                        help="re-annotate only the hashing stage's training sentences (its MAX_INSTANCES cap) for "
+                             "the validation stage, instead of the entire training corpus (Algorithm 1)")
     args = parser.parse_args(argv)
     for item in [*args.set, *args.code_set]:
         if "=" not in item or item.split("=", 1)[0] not in CONFIG_VARIABLES:
@@ -195,7 +201,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     experiment = Experiment(args.task, args.out.resolve(), (args.train or spec["train"]).resolve(),
                             (args.dev or spec["dev"]).resolve(), args.test.resolve() if args.test else None, plm,
                             args.set, args.code_set, args.hashing_archive.resolve() if args.hashing_archive else None,
-                            args.cuda_device, args.force)
+                            args.cuda_device, args.force, args.same_train_sentences)
     row = experiment.run()
     print(table([row]))
     return row

@@ -14,7 +14,8 @@ def test_ner_experiment_end_to_end(tmp_path, capsys):
     assert json.loads((out / "experiment.json").read_text()) == row
     train_codes = (out / "codes" / "train.jsonl").read_text().splitlines()
     dev_codes = (out / "codes" / "dev.jsonl").read_text().splitlines()
-    assert len(train_codes) == 30  # the hashing stage's training sentences (its MAX_INSTANCES cap)
+    train = DatasetReader.by_name("ontonotes_hash")().read(FIXTURES / "data" / "conll2012" / "train")
+    assert len(train_codes) == len(list(train)) > 30  # the entire corpus (Algorithm 1), not the hashing stage's 30
     dev = DatasetReader.by_name("ontonotes_hash")().read(FIXTURES / "data" / "conll2012" / "development")
     assert len(dev_codes) == len(list(dev))  # the whole dev file
     for stage in ("hashing", "validation"):
