@@ -3,6 +3,8 @@ import json
 import logging
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from allennlp.data import Batch, Vocabulary
 
 from bitcode_allennlp.common.errors import DataFormatError
@@ -87,3 +89,30 @@ def test_fixture_codes_index_without_a_words_vocabulary():
     batch = Batch(instances[:4])
     batch.index_instances(vocab)
     assert set(batch.as_tensor_dict()["tokens"]["codes"]) == {"bits", "mask"}
+
+
+VALUES = st.one_of(st.none(), st.integers(-2, 30), st.text(max_size=8),
+                   st.lists(st.sampled_from(["a3f00c", "000000", "ffffff", "fff", "zz", "", "O", "B-PER"]),
+                            max_size=4))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(
+    st.dictionaries(st.sampled_from(["words", "codes", "num_bits", "tags", "tree", "source"]), VALUES, max_size=6),
+    st.text(max_size=30),
+), min_size=1, max_size=5))
+def test_random_lines_give_round_tripping_instances_or_our_error(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("random") / "codes.jsonl"
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)).replace("\n", " ") + "\n"
+                            for line in lines))
+    try:
+        instances = list(BinaryCodesDatasetReader(num_bits=24).read(path))
+    except DataFormatError as error:
+        assert error.path == str(path)
+        return
+    for instance in instances:  # what was read is what the line says
+        codes = [t.text for t in instance["tokens"]]
+        assert codes and all(len(code) == 6 for code in codes)
+        assert len(instance["metadata"]["words"]) == len(codes)
+        if "tags" in instance.fields:
+            assert len(instance["tags"].labels) == len(codes)

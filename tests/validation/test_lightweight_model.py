@@ -81,3 +81,18 @@ def test_lightweight_architecture(config):
     assert model.vocab.get_vocab_size("tokens") == 2  # no word (or code) vocabulary
     size = sum(p.numel() for p in model.parameters())
     assert size < 3_000_000
+
+
+@pytest.mark.parametrize("config, length", [("ner_code.jsonnet", 1000), ("parse_code.jsonnet", 300)])
+def test_long_and_one_word_sentences(config, length):
+    model, reader = build(config)
+    random.seed(0)
+    for size in (length, 1):
+        codes = [f"{random.getrandbits(24):06x}" for _ in range(size)]
+        instance = reader.text_to_instance(codes)
+        reader.apply_token_indexers(instance)
+        output = model.forward_on_instances([instance])[0]
+        if "tags" in output:
+            assert len(output["tags"]) == size
+        else:
+            assert len(output["spans"]) == 2 * size - 1  # a binary tree over the words
