@@ -59,6 +59,7 @@ def parameter_count(run_dir: Path) -> Optional[int]:
         return int(metrics["parameters"])
     from allennlp.models.archival import load_archive
 
+    import bitcode_allennlp.plugin  # noqa: F401  (registers our components for load_archive)
     from bitcode_allennlp.training.callbacks import count_parameters
 
     return count_parameters(load_archive(str(run_dir / "model.tar.gz")).model)["parameters"]

@@ -1,6 +1,10 @@
 """The whole experiment on the fixtures, as one command: hashing stage → hash-corpus → validation stage → both
 evaluated on the same dev sentences, with parameter counts (a row of paper Table 1)."""
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 from allennlp.data import DatasetReader
 
@@ -26,3 +30,17 @@ def test_ner_experiment_end_to_end(tmp_path, capsys):
     assert 0 < row["validation"]["parameters"] < row["hashing"]["parameters"]
     assert "| ner | 24 | 0.005 | validation |" in capsys.readouterr().out
     assert table([row]).count("\n") == 3
+
+
+def test_parameter_count_of_an_archive_without_it_in_metrics(ner_hash_archive, tmp_path):
+    # Archives trained before the `parameter_count` callback: counted from the archive, in a fresh process.
+    run = Path(ner_hash_archive).parent
+    metrics = json.loads((run / "metrics.json").read_text())
+    old = tmp_path / "old_run"
+    old.mkdir()
+    shutil.copy(ner_hash_archive, old / "model.tar.gz")
+    (old / "metrics.json").write_text(json.dumps({k: v for k, v in metrics.items() if "parameters" not in k}))
+    code = ("import pathlib; from bitcode_allennlp.validation.experiment import parameter_count; "
+            f"print(parameter_count(pathlib.Path({str(old)!r})))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(result.stdout.strip().splitlines()[-1]) == metrics["parameters"]
