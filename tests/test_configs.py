@@ -51,7 +51,7 @@ def test_registered_names_resolve():
         DatasetReader: ["ptb_hash", "ontonotes_hash", "conll_columns", "conllu_pos", "ptb_spans", "binary_codes"],
         TokenIndexer: ["binary_code"],
         TokenEmbedder: ["binary_code"],
-        Subcommand: ["hash-corpus"],
+        Subcommand: ["hash-corpus", "bits"],
         TrainerCallback: ["parameter_count"],
         Model: ["hash_crf_tagger", "hash_span_parser"],
         Seq2SeqEncoder: ["hash_transformer"],

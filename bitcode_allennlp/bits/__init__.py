@@ -1,0 +1,17 @@
+"""Reading the codes: bit statistics, pictures and Hamming-space search over a codes corpus.
+
+The `allennlp bits` subcommand (`command.py`) and the same as a Python API:
+
+* `corpus`: a codes corpus as numpy arrays: uint64 codes, sentence ids, positions, label views (tag, prefix, type);
+* `stats` (`allennlp bits stats`): per-bit balance and entropy, bit correlation, I(code; label), I(bit; label),
+  pair agreement, ceil(log2 L);
+* `heatmap` (`allennlp bits heatmap`): P(bit i = 1 | label) per label view as PNG and JSON (paper Figure 4);
+* `diff` (`allennlp bits diff`): two sentences' codes aligned, differing bits marked, text and HTML (Figure 3);
+* `index` (`allennlp bits index`, `search`, `precision`): Hamming index (memory-mapped .npy), top-k and radius
+  search, precision@k by label (DHIM's protocol).
+"""
+from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus  # noqa: F401
+from bitcode_allennlp.bits.diff import CodeDiff, diff_codes, render_html, render_text  # noqa: F401
+from bitcode_allennlp.bits.heatmap import heatmap_data, write_heatmap  # noqa: F401
+from bitcode_allennlp.bits.index import HammingIndex, hamming_distances, precision_at_k  # noqa: F401
+from bitcode_allennlp.bits.stats import code_statistics, format_statistics  # noqa: F401

@@ -1,0 +1,230 @@
+"""`allennlp bits ...`: read the codes of a codes corpus (`allennlp hash-corpus` output).
+
+    allennlp bits stats CODES.jsonl [--json OUT]                      bit balance, entropy, correlation, MI, agreement
+    allennlp bits heatmap CODES.jsonl --out fig.png [--by prefix,type] P(bit i = 1 | label), paper Figure 4
+    allennlp bits diff ARCHIVE "sentence A" "sentence B" [--html OUT]  differing bits, paper Figure 3
+    allennlp bits diff --codes CODES.jsonl --lines 3 17 [--words 0 2]
+    allennlp bits index CODES.jsonl --out DIR                          Hamming index on disk
+    allennlp bits search DIR --code a3f00c [--k 10 | --radius 2]       nearest words (or --word W)
+    allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
+"""
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Dict
+
+from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
+
+from bitcode_allennlp.bits.corpus import read_codes_corpus
+from bitcode_allennlp.bits.diff import codes_from_archive, codes_from_corpus, diff_codes, render_html, render_text
+from bitcode_allennlp.bits.heatmap import write_heatmap
+from bitcode_allennlp.bits.index import (
+    HammingIndex, format_hits, format_precision, index_corpus, index_size_bytes, precision_at_k,
+)
+from bitcode_allennlp.bits.stats import code_statistics, format_statistics
+
+logger = logging.getLogger(__name__)
+
+
+def _write_json(path: str, value: Any) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(value, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def stats_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    stats = code_statistics(read_codes_corpus(args.codes_file, max_sentences=args.max_sentences))
+    print(format_statistics(stats))
+    if args.json:
+        _write_json(args.json, stats)
+    return stats
+
+
+def heatmap_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    stats = code_statistics(read_codes_corpus(args.codes_file, max_sentences=args.max_sentences))
+    views = [view.strip() for view in args.by.split(",") if view.strip()] if args.by else None
+    try:
+        data = write_heatmap(stats, args.out, views=views, max_labels=args.max_labels, cell=args.cell, dpi=args.dpi)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    print(f"{args.out} ({data['size'][0]} x {data['size'][1]} pixels; panels: "
+          f"{', '.join(panel['view'] for panel in data['panels'])}), numbers in {Path(args.out).with_suffix('.json')}")
+    return data
+
+
+def diff_from_args(args: argparse.Namespace) -> str:
+    if args.codes:
+        if args.inputs or not args.lines:
+            raise ConfigurationError("with --codes give --lines A B (1-based line numbers), and no archive")
+        num_bits, sentences = codes_from_corpus(args.codes, args.lines)
+    elif len(args.inputs) == 3:
+        num_bits, sentences = codes_from_archive(args.inputs[0], args.inputs[1:], cuda_device=args.cuda_device,
+                                                 whitespace=args.whitespace)
+    else:
+        raise ConfigurationError('give ARCHIVE "sentence A" "sentence B", or --codes CODES.jsonl --lines A B')
+    a, b = sentences
+    try:
+        diff = diff_codes(a["words"], a["codes"], b["words"], b["codes"], num_bits, a["tags"], b["tags"],
+                          pair=tuple(args.words) if args.words else None, names=(a["name"], b["name"]))
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    text = render_text(diff, color=color)
+    print(text)
+    if args.html:
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(render_html(diff), encoding="utf-8")
+    return text
+
+
+def index_from_args(args: argparse.Namespace) -> HammingIndex:
+    index = index_corpus(args.codes_file, args.out)
+    print(f"{args.out}: {len(index):,} words of {len(index.sentences):,} sentences, K = {index.num_bits}, "
+          f"label views: {', '.join(index.labels) or 'none'}; {index_size_bytes(args.out):,} bytes on disk")
+    return index
+
+
+def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    index = HammingIndex.load(args.index_dir)
+    if (args.code is None) == (args.word is None):
+        raise ConfigurationError("give exactly one of --code HEX and --word WORD")
+    if args.code is not None:
+        try:
+            code = index.parse_code(args.code)
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from None
+        query = f"code {args.code}"
+    else:
+        try:
+            code, occurrences, distinct, count = index.word_code(args.word)
+        except KeyError as error:
+            raise ConfigurationError(str(error.args[0])) from None
+        query = (f"word {args.word!r}: {occurrences} occurrences with {distinct} distinct codes; querying its most "
+                 f"frequent code {format(code, f'0{(index.num_bits + 3) // 4}x')} ({count} of the {occurrences})")
+    if args.radius is not None:
+        indices, distances = index.radius(code, args.radius)
+        found = len(indices)
+        indices, distances = indices[: args.limit], distances[: args.limit]
+        header = (f"{query}; {found:,} entries within radius {args.radius}"
+                  + (f", the first {args.limit} shown" if found > args.limit else ""))
+    else:
+        top, dist = index.search(code, args.k)
+        indices, distances = top[0], dist[0]
+        header = f"{query}; top {len(indices)} of {len(index):,} entries by (distance, corpus order)"
+    hits = index.hits(indices, distances)
+    print(header + "\n\n" + format_hits(hits))
+    result = {"query": query, "code": code, "hits": hits}
+    if args.json:
+        _write_json(args.json, result)
+    return result
+
+
+def precision_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    database = Path(args.database)
+    index = HammingIndex.load(str(database)) if database.is_dir() else HammingIndex.from_file(str(database))
+    queries = read_codes_corpus(args.queries)
+    try:
+        result = precision_at_k(index, queries, k=args.k, views=args.label or None, ties=args.ties)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    print(format_precision(result, per_label=args.per_label))
+    if args.json:
+        _write_json(args.json, result)
+    return result
+
+
+def _include_package(parser: argparse.ArgumentParser) -> None:
+    # AllenNLP adds --include-package to `bits` itself; accept it after the sub-command too.
+    parser.add_argument("--include-package", type=str, action="append", default=argparse.SUPPRESS,
+                        help="additional packages to include")
+
+
+@Subcommand.register("bits")
+class Bits(Subcommand):
+    """`allennlp bits {stats,heatmap,diff,index,search,precision}`: statistics, pictures and Hamming-space search
+    over the codes of a codes corpus (see the module docstring)."""
+
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = ("Read binary codes: per-bit and per-label statistics, the bit heatmap (paper Figure 4), "
+                       "the differing bits of two sentences (Figure 3), and Hamming-space search.")
+        subparser = parser.add_parser(self.name, description=description, help="Statistics, pictures and Hamming "
+                                      "search of binary codes.")
+        commands = subparser.add_subparsers(title="bits commands", metavar="COMMAND")
+        subparser.set_defaults(func=lambda args: subparser.print_help())
+
+        stats = commands.add_parser("stats", help="bit balance, entropy, correlation, MI with labels, agreement",
+                                    description="Per-bit balance and entropy, bit correlation, distinct codes, "
+                                    "I(code; label), I(bit; label), pair agreement, ceil(log2 L).")
+        stats.add_argument("codes_file", help="a codes corpus (allennlp hash-corpus output)")
+        stats.add_argument("--json", help="also write the statistics as JSON here")
+        stats.add_argument("--max-sentences", type=int, default=None, help="read at most this many sentences")
+        stats.set_defaults(func=stats_from_args)
+
+        heatmap = commands.add_parser("heatmap", help="P(bit i = 1 | label) as a PNG (paper Figure 4)",
+                                      description="One panel per label view, one row per label, one column per "
+                                      "bit; the numbers also go to OUT with the suffix .json.")
+        heatmap.add_argument("codes_file", help="a codes corpus with gold tags or trees")
+        heatmap.add_argument("--out", required=True, help="the PNG to write")
+        heatmap.add_argument("--by", default=None, help="label views, comma-separated, one panel each: tag, prefix, "
+                             "type (default: prefix,type for BIO-style NER tags, else tag)")
+        heatmap.add_argument("--max-labels", type=int, default=None, help="show only the most frequent labels")
+        heatmap.add_argument("--cell", type=float, default=0.36, help="cell side in inches")
+        heatmap.add_argument("--dpi", type=int, default=100, help="pixels per inch")
+        heatmap.add_argument("--max-sentences", type=int, default=None, help="read at most this many sentences")
+        heatmap.set_defaults(func=heatmap_from_args)
+
+        diff = commands.add_parser("diff", help="two sentences' codes with the differing bits marked (Figure 3)",
+                                   description='Either ARCHIVE "sentence A" "sentence B" (codes from a hashing-stage '
+                                   "model) or --codes CODES.jsonl --lines A B (two lines of a codes corpus).")
+        diff.add_argument("inputs", nargs="*", metavar="ARCHIVE SENTENCE_A SENTENCE_B",
+                          help="a hashing-stage model.tar.gz and two sentences")
+        diff.add_argument("--codes", help="a codes corpus to take both sentences from")
+        diff.add_argument("--lines", type=int, nargs=2, metavar=("A", "B"), help="1-based line numbers in --codes")
+        diff.add_argument("--words", type=int, nargs=2, metavar=("I", "J"),
+                          help="compare only word I of A with word J of B (0-based), the sentences as context")
+        diff.add_argument("--html", help="also write the diff as an HTML page here")
+        diff.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                          help="ANSI colours (auto: when stdout is a terminal)")
+        diff.add_argument("--whitespace", action="store_true",
+                          help="split the sentences at whitespace instead of with the predictor's spaCy tokenizer")
+        diff.add_argument("--cuda-device", type=int, default=-1, help="GPU id, or -1 for CPU")
+        diff.set_defaults(func=diff_from_args)
+
+        index = commands.add_parser("index", help="build a Hamming index of a codes corpus on disk",
+                                    description="Packs every word's code into a uint64 and saves .npy arrays "
+                                    "(memory-mapped when searched) with the words and labels beside them.")
+        index.add_argument("codes_file", help="a codes corpus")
+        index.add_argument("--out", required=True, help="the index directory to write")
+        index.set_defaults(func=index_from_args)
+
+        search = commands.add_parser("search", help="nearest words of a code or a word in Hamming space",
+                                     description="Top-k (ties: corpus order) or every entry within a radius.")
+        search.add_argument("index_dir", help="a directory written by 'allennlp bits index'")
+        search.add_argument("--code", help="the query code in hex")
+        search.add_argument("--word", help="query with the most frequent code of this word in the index")
+        search.add_argument("--k", type=int, default=10, help="neighbours to return")
+        search.add_argument("--radius", type=int, default=None,
+                            help="return every entry within this distance (instead of the top --k)")
+        search.add_argument("--limit", type=int, default=100, help="show at most this many entries of --radius")
+        search.add_argument("--json", help="also write the hits as JSON here")
+        search.set_defaults(func=search_from_args)
+
+        precision = commands.add_parser("precision", help="precision@k of query words against a database by label",
+                                        description="DHIM's retrieval precision adapted to words: the share of each "
+                                        "query word's k nearest database words with its label, averaged.")
+        precision.add_argument("--database", required=True, help="train codes corpus, or an index directory")
+        precision.add_argument("--queries", required=True, help="dev codes corpus")
+        precision.add_argument("--k", type=int, default=100, help="neighbours per query")
+        precision.add_argument("--label", action="append", default=None,
+                               help="label view (tag, prefix, type); repeat for several (default: all shared)")
+        precision.add_argument("--ties", choices=["index", "average"], default="index",
+                               help="at the k-th distance take entries in corpus order, or average over ties")
+        precision.add_argument("--per-label", action="store_true", help="also print each query label's precision")
+        precision.add_argument("--json", help="also write the result as JSON here")
+        precision.set_defaults(func=precision_from_args)
+
+        for command in (stats, heatmap, diff, index, search, precision):
+            _include_package(command)
+        return subparser

@@ -1,0 +1,252 @@
+"""A codes corpus (`allennlp hash-corpus` output, format in `binary_codes_reader`) as flat numpy arrays, one entry
+per word, and the labels each word is read under.
+
+Codes are packed into `numpy.uint64` with the convention of `bitcode_allennlp.codes` (bit i = head i, head 0 the
+most significant bit, hex = `ceil(K / 4)` digits); here K may be 64 (a uint64 holds it), while `codes.py` stops at
+63 for int64 tensors.
+
+Label views of a word (`label_views`):
+
+* `tag` -- the word's tag as written: `"tags"` of a tagging line, or for a parsing line (`"tree"`) the
+  preterminal (POS) tag of the word.
+* `prefix` and `type` -- only when every tag of the corpus is `O` or `<P>-<TYPE>` with P one of B I E S L U
+  (BIOES / BIOUL / BIO NER tags, with at least one such tag): `prefix` is P (`O` for `O`), `type` is TYPE (`O` for
+  `O`). The letters are kept as the corpus writes them: BIOUL's U and L are BIOES's S and E.
+"""
+import json
+import re
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from bitcode_allennlp.common.errors import DataFormatError
+
+MAX_INDEX_BITS = 64
+"""Codes are packed into uint64 here, so K may be 64 (one more than the int64 tensors of `bitcode_allennlp.codes`)."""
+
+BIO_TAG = re.compile(r"^([BIESLU])-(.+)$")
+OUTSIDE = "O"
+PREFIX_ORDER = ("B", "I", "E", "L", "S", "U", "O")
+"""Order of BIOES / BIOUL prefixes in tables and pictures (the paper's Figure 4 order, BIOUL letters beside)."""
+
+
+def check_num_bits(num_bits: Any) -> int:
+    if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_INDEX_BITS:
+        raise ValueError(f"num_bits must be an int in [1, {MAX_INDEX_BITS}], got {num_bits!r}")
+    return num_bits
+
+
+def hex_to_uint64(hex_codes: Sequence[str], num_bits: int) -> np.ndarray:
+    """
+    Hex codes (`ceil(K / 4)` digits each, as `ints_to_hex` writes them) to packed codes.
+
+    # Returns
+
+    `np.ndarray` of dtype uint64 and shape `(len(hex_codes),)`.
+
+    # Raises
+
+    `ValueError` for a code of the wrong length, a non-hex digit, or a value that does not fit in K bits.
+    """
+    check_num_bits(num_bits)
+    digits = (num_bits + 3) // 4
+    values = []
+    for code in hex_codes:
+        if not isinstance(code, str) or len(code) != digits:
+            raise ValueError(f"a {num_bits}-bit code has {digits} hex digits, got {code!r}")
+        try:
+            value = int(code, 16)
+        except ValueError:
+            raise ValueError(f"not a hex code: {code!r}") from None
+        if value >> num_bits:
+            raise ValueError(f"hex code {code!r} does not fit in {num_bits} bits")
+        values.append(value)
+    return np.array(values, dtype=np.uint64)  # (n,)
+
+
+def uint64_to_hex(codes: Any, num_bits: int) -> List[str]:
+    """Packed codes (any iterable of ints) to zero-padded lower-case hex strings of `ceil(K / 4)` digits."""
+    check_num_bits(num_bits)
+    width = (num_bits + 3) // 4
+    return [format(int(code), f"0{width}x") for code in np.asarray(codes, dtype=np.uint64).reshape(-1)]
+
+
+def unpack_bits(codes: np.ndarray, num_bits: int) -> np.ndarray:
+    """
+    Packed codes to their bits, head 0 first: `bits[n, i] = (codes[n] >> (K - 1 - i)) & 1`.
+
+    # Parameters
+
+    codes : `np.ndarray`
+        uint64 codes of shape `(n,)`.
+
+    # Returns
+
+    `np.ndarray` of dtype uint8 and shape `(n, K)`.
+    """
+    check_num_bits(num_bits)
+    shifts = np.arange(num_bits - 1, -1, -1, dtype=np.uint64)  # (K,)
+    return ((np.asarray(codes, dtype=np.uint64)[:, None] >> shifts) & np.uint64(1)).astype(np.uint8)  # (n, K)
+
+
+def pack_bits(bits: np.ndarray) -> np.ndarray:
+    """The inverse of `unpack_bits`: `(n, K)` 0/1 bits, head 0 first, to `(n,)` uint64 codes."""
+    bits = np.asarray(bits)
+    num_bits = check_num_bits(bits.shape[-1])
+    shifts = np.arange(num_bits - 1, -1, -1, dtype=np.uint64)  # (K,)
+    return np.bitwise_or.reduce((bits.astype(np.uint64) & np.uint64(1)) << shifts, axis=-1)  # (n,)
+
+
+def is_bio_tagset(tags: Sequence[str]) -> bool:
+    """True when every tag is `O` or `<P>-<TYPE>` with P in B I E S L U, and at least one is not `O`."""
+    seen_entity = False
+    for tag in set(tags):
+        if tag == OUTSIDE:
+            continue
+        if BIO_TAG.match(tag) is None:
+            return False
+        seen_entity = True
+    return seen_entity
+
+
+def label_views(tags: Sequence[str]) -> Dict[str, List[str]]:
+    """`{"tag": tags}`, plus `"prefix"` and `"type"` for a BIO-style NER tag set (see the module docstring)."""
+    views = {"tag": list(tags)}
+    if is_bio_tagset(tags):
+        views["prefix"] = [OUTSIDE if tag == OUTSIDE else tag[0] for tag in tags]
+        views["type"] = [OUTSIDE if tag == OUTSIDE else tag[2:] for tag in tags]
+    return views
+
+
+class LabelColumn(NamedTuple):
+    """One label view of every entry: `ids` (n,) int32 into `names` (sorted label strings)."""
+
+    ids: np.ndarray
+    names: List[str]
+
+    @classmethod
+    def from_strings(cls, labels: Sequence[str]) -> "LabelColumn":
+        names, ids = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)  # (L,), (n,)
+        return cls(ids.astype(np.int32).reshape(-1), [str(name) for name in names])
+
+    def strings(self, indices: Any) -> List[str]:
+        return [self.names[i] for i in np.asarray(self.ids[np.asarray(indices, dtype=np.int64)]).tolist()]
+
+
+class CodesCorpus(NamedTuple):
+    """
+    A codes corpus, flattened to one entry per word in corpus order.
+
+    `codes` (n,) uint64; `sentence_ids` (n,) int32, the 0-based sentence (non-empty line) of each entry;
+    `positions` (n,) int32, the word's 0-based position in it; `sentences` the lines' `words`, `source` and
+    1-based file `line`; `labels` one `LabelColumn` per label view (empty when the corpus has no gold labels).
+    """
+
+    path: str
+    num_bits: int
+    codes: np.ndarray
+    sentence_ids: np.ndarray
+    positions: np.ndarray
+    sentences: List[Dict[str, Any]]
+    labels: Dict[str, LabelColumn]
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    def word(self, index: int) -> str:
+        return self.sentences[int(self.sentence_ids[index])]["words"][int(self.positions[index])]
+
+
+def preterminal_tags(tree_text: str, words: Sequence[str]) -> List[str]:
+    """The preterminal (POS) tag of each word of a one-line PTB tree (with or without `TOP`)."""
+    from nltk import Tree
+
+    tree = Tree.fromstring(tree_text)
+    pos = tree.pos()
+    if [word for word, _ in pos] != list(words):
+        raise ValueError(f'the words of "tree" are not "words" ({len(pos)} vs {len(words)} words)')
+    return [tag for _, tag in pos]
+
+
+def read_line(record: Any, num_bits: Optional[int]) -> Dict[str, Any]:
+    """Checks one parsed JSON line; returns `words`, `codes` (uint64), `num_bits`, `tags` (or None), `source`."""
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    codes = record.get("codes")
+    if not isinstance(codes, list) or not codes or not all(isinstance(c, str) for c in codes):
+        raise ValueError('"codes" must be a non-empty list of hex strings')
+    line_bits = record.get("num_bits", num_bits)
+    if line_bits is None:
+        raise ValueError('"num_bits" is missing (and no earlier line gave it)')
+    if num_bits is not None and line_bits != num_bits:
+        raise ValueError(f"codes of {line_bits} bits after lines of {num_bits} bits")
+    packed = hex_to_uint64(codes, check_num_bits(line_bits))
+    words = record.get("words", codes)
+    if not isinstance(words, list) or len(words) != len(codes) or not all(isinstance(w, str) for w in words):
+        raise ValueError(f'"words" must be a list of {len(codes)} strings, one per code')
+    if "tags" in record and "tree" in record:
+        raise ValueError('a line has "tags" (tagging) or "tree" (parsing), not both')
+    tags = None
+    if "tags" in record:
+        tags = record["tags"]
+        if not isinstance(tags, list) or len(tags) != len(codes) or not all(isinstance(t, str) for t in tags):
+            raise ValueError(f'"tags" must be a list of {len(codes)} strings, one per code')
+    elif "tree" in record:
+        if not isinstance(record["tree"], str):
+            raise ValueError('"tree" must be a PTB bracketed string')
+        tags = preterminal_tags(record["tree"], words)
+    return {"words": words, "codes": packed, "num_bits": line_bits, "tags": tags, "source": record.get("source")}
+
+
+def read_codes_corpus(path: str, max_sentences: Optional[int] = None) -> CodesCorpus:
+    """
+    Reads a codes corpus into a `CodesCorpus`.
+
+    # Parameters
+
+    path : `str`
+        JSON lines as `allennlp hash-corpus` writes them; blank lines are skipped.
+    max_sentences : `int`, optional (default = `None`)
+        Read at most this many sentences.
+
+    # Raises
+
+    `DataFormatError` (path, 1-based line, what is wrong) for a malformed line, an empty file, or a file in which
+    some lines have gold labels and others not.
+    """
+    num_bits: Optional[int] = None
+    codes: List[np.ndarray] = []
+    sentences: List[Dict[str, Any]] = []
+    tags: List[str] = []
+    labelled: Optional[bool] = None
+    with open(path, encoding="utf-8") as file:
+        for number, text in enumerate(file, start=1):
+            if not text.strip():
+                continue
+            if max_sentences is not None and len(sentences) >= max_sentences:
+                break
+            try:
+                line = read_line(json.loads(text), num_bits)
+            except json.JSONDecodeError as error:
+                raise DataFormatError(path, number, f"not JSON ({error.msg} at column {error.colno})") from None
+            except ValueError as error:
+                raise DataFormatError(path, number, str(error)) from None
+            if labelled is None:
+                labelled = line["tags"] is not None
+            elif labelled != (line["tags"] is not None):
+                raise DataFormatError(path, number, "some lines have gold tags or trees and others not")
+            num_bits = line["num_bits"]
+            codes.append(line["codes"])
+            if line["tags"] is not None:
+                tags.extend(line["tags"])
+            sentences.append({"words": line["words"], "source": line["source"] or f"{path}:{number}",
+                              "line": number})
+    if not sentences:
+        raise DataFormatError(path, None, "empty codes file (expected one JSON object per line)")
+    lengths = np.array([len(sentence["words"]) for sentence in sentences], dtype=np.int64)  # (sentences,)
+    sentence_ids = np.repeat(np.arange(len(sentences), dtype=np.int32), lengths)  # (n,)
+    starts = np.cumsum(lengths) - lengths  # (sentences,)
+    positions = (np.arange(int(lengths.sum())) - np.repeat(starts, lengths)).astype(np.int32)  # (n,)
+    labels = {view: LabelColumn.from_strings(values) for view, values in label_views(tags).items()} if tags else {}
+    return CodesCorpus(path=str(path), num_bits=int(num_bits), codes=np.concatenate(codes),  # type: ignore[arg-type]
+                       sentence_ids=sentence_ids, positions=positions, sentences=sentences, labels=labels)
