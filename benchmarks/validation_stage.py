@@ -8,7 +8,8 @@ stage → both scored on the whole dev file) and tabulates dev scores and parame
 
     python benchmarks/validation_stage.py --epochs 2 --max-instances 2000
     python benchmarks/validation_stage.py --hashing-archive ner:0.005=runs/real_data/ner_beta0.005/model.tar.gz ...
-Budget knobs: --epochs / --max-instances / --head-lr (hashing stage), --code-epochs (validation stage).
+Budget knobs: --epochs / --max-instances / --head-lr (hashing stage; the validation stage re-annotates the entire
+train file), --ner-code-epochs / --pos-code-epochs (validation stage).
 A hashing archive given with --hashing-archive is reused (its own settings are what its config.json says).
 """
 import argparse
@@ -39,7 +40,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--max-instances", type=int, default=2000, help="training sentences of the hashing stage")
     parser.add_argument("--head-lr", type=float, default=1e-3)
-    parser.add_argument("--code-epochs", type=int, default=20)
+    parser.add_argument("--ner-code-epochs", type=int, default=8, help="validation-stage epochs for NER")
+    parser.add_argument("--pos-code-epochs", type=int, default=4, help="validation-stage epochs for POS")
     parser.add_argument("--hashing-archive", nargs="*", default=[], metavar="TASK:BETA=ARCHIVE")
     parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "validation")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "validation_stage.json")
@@ -53,8 +55,9 @@ def main() -> None:
     for task in args.tasks:
         spec = TASKS[task]
         for beta in (spec["beta"], 0.0):
+            code_epochs = getattr(args, f"{task}_code_epochs")
             argv = [task, "--out", str(args.runs / f"{task}_beta{beta}"), "--train", str(spec["train"]),
-                    "--dev", str(spec["dev"]), "--plm", "minilm", "--code-set", f"EPOCHS={args.code_epochs}"]
+                    "--dev", str(spec["dev"]), "--plm", "minilm", "--code-set", f"EPOCHS={code_epochs}"]
             if (task, beta) in reuse:
                 argv += ["--hashing-archive", reuse[(task, beta)]]
             else:
