@@ -19,7 +19,7 @@ from bitcode_allennlp.codes import hex_to_bits
 class CodesPredictor(Predictor):
     """
     Input `{"sentence": "raw text"}` (tokenized by spaCy without a downloaded model: `spacy.blank`) or
-    `{"tokens": ["pre", "tokenized"]}`. Output `words`, the task's output, and for models with codes `codes`
+    `{"tokens": ["pre", "tokenized"]}`; validation-stage models `{"codes": [...], "words": [...]}`. Output `words`, the task's output, and for models with codes `codes`
     (hex per word) and `bits` (K 0/1 values per word, bit i = head i). An input without words gets empty outputs
     without running the model.
 
@@ -44,7 +44,18 @@ class CodesPredictor(Predictor):
         raise ValueError(f'expected {{"sentence": ...}} or {{"tokens": [...]}}, got keys {sorted(json_dict)}')
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        return self._dataset_reader.text_to_instance(self.words(json_dict))  # type: ignore
+        return self.instance(json_dict)
+
+    def instance(self, json_dict: JsonDict, **kwargs) -> Instance:
+        """The reader's instance of one input; a validation-stage model (reader `binary_codes`) reads
+        `{"codes": ["a3f00c", ...], "words": [...]}` (words optional, for display only)."""
+        if getattr(self._dataset_reader, "reads_codes", False):
+            if "codes" not in json_dict:
+                raise ValueError('a validation-stage model reads codes: expected {"codes": ["a3f00c", ...]} (and '
+                                 f'optionally "words"), got keys {sorted(json_dict)}')
+            return self._dataset_reader.text_to_instance(  # type: ignore
+                [str(code) for code in json_dict["codes"]], words=json_dict.get("words"), **kwargs)
+        return self._dataset_reader.text_to_instance(self.words(json_dict), **kwargs)  # type: ignore
 
     def predict_instance(self, instance: Instance) -> JsonDict:
         return self.predict_batch_instance([instance])[0]

@@ -53,6 +53,8 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
         `DatasetReader` arguments, e.g. `max_instances`.
     """
 
+    reads_codes = True  # predictors send {"codes": [...]} (bitcode_allennlp.common.predictor)
+
     def __init__(
         self,
         num_bits: int,
@@ -145,8 +147,12 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
         tags: Optional[Sequence[str]] = None,
         tree: Optional[Tree] = None,
         source: Optional[str] = None,
+        pos_tags: Optional[Sequence[str]] = None,
     ) -> Instance:
-        """An instance of one sentence's hex codes; `words` (metadata only), gold `tags` or `tree` optional."""
+        """
+        An instance of one sentence's hex codes; `words` (metadata only), gold `tags` or `tree` optional;
+        `pos_tags` (metadata, for the trees a parser builds) default to the gold tree's.
+        """
         words = list(words) if words is not None else list(codes)
         if len(words) != len(codes):
             raise ConfigurationError(f"{len(words)} words for {len(codes)} codes")
@@ -165,5 +171,9 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
                                                        label_namespace=SPAN_LABEL_NAMESPACE)
             metadata["pos_tags"] = [tag for _, tag in tree.pos()]
             metadata["gold_tree"] = tree_to_string(Tree(ROOT_LABEL, [tree]))
+        if pos_tags is not None:
+            if len(pos_tags) != len(codes):
+                raise ConfigurationError(f"{len(pos_tags)} part-of-speech tags for {len(codes)} codes")
+            metadata["pos_tags"] = list(pos_tags)
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)

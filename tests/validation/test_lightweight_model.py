@@ -96,3 +96,24 @@ def test_long_and_one_word_sentences(config, length):
             assert len(output["tags"]) == size
         else:
             assert len(output["spans"]) == 2 * size - 1  # a binary tree over the words
+
+
+@pytest.mark.parametrize("config", ["ner_code.jsonnet", "parse_code.jsonnet"])
+def test_default_predictor_reads_codes(config):
+    from allennlp.predictors import Predictor
+
+    model, reader = build(config)
+    predictor = Predictor.by_name(model.default_predictor)(model, reader)
+    line = json.loads((CODES / ("ner.dev.jsonl" if "ner" in config else "parse.dev.jsonl")).read_text().splitlines()[0])
+    extra = {"pos_tags": ["NN"] * len(line["codes"])} if "parse" in config else {}
+    output = predictor.predict_json({"codes": line["codes"], "words": line["words"], **extra})
+    assert output["words"] == line["words"] and "codes" not in output  # no hash layer: no codes of its own
+    instance = predictor.instance({"codes": line["codes"], "words": line["words"]}, **extra)
+    reader.apply_token_indexers(instance)
+    expected = model.forward_on_instances([instance])[0]
+    if "tags" in expected:
+        assert output["tags"] == expected["tags"]
+    else:
+        assert output["tree"].count("(NN ") == len(line["codes"])
+    with pytest.raises(ValueError, match="reads codes"):
+        predictor.predict_json({"sentence": "words are not enough"})

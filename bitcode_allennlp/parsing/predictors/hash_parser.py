@@ -37,8 +37,7 @@ class HashParserPredictor(CodesPredictor):
     """
 
     def _json_to_instance(self, json_dict: JsonDict):
-        return self._dataset_reader.text_to_instance(self.words(json_dict),  # type: ignore
-                                                     pos_tags=json_dict.get("pos_tags"))
+        return self.instance(json_dict, pos_tags=json_dict.get("pos_tags"))
 
     def empty_output(self) -> Dict[str, Any]:
         return {**super().empty_output(), "nltk_trees": Tree(ROOT_LABEL, [])}
