@@ -1,27 +1,2 @@
-import pytest
-
-from tests.predictors.archives import fixture_archive
-
-
-@pytest.fixture(scope="session")
-def ner_archive(tmp_path_factory):
-    return fixture_archive(tmp_path_factory, "ner")
-
-
-@pytest.fixture(scope="session")
-def parser_archive(tmp_path_factory):
-    return fixture_archive(tmp_path_factory, "parser")
-
-
-@pytest.fixture(scope="session")
-def ner_predictor(ner_archive):
-    from bitcode_allennlp.spacy_components import load_predictor
-
-    return load_predictor(ner_archive)
-
-
-@pytest.fixture(scope="session")
-def parser_predictor(parser_archive):
-    from bitcode_allennlp.spacy_components import load_predictor
-
-    return load_predictor(parser_archive)
+"""The fixture archives and predictors of tests/predictors (trained once per session, see archives.py)."""
+from tests.predictors.conftest import ner_archive, ner_predictor, parser_archive, parser_predictor  # noqa: F401
