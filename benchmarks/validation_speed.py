@@ -21,7 +21,7 @@ from allennlp.models.archival import load_archive
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.training.callbacks import count_parameters
-from bitcode_allennlp.validation.hash_corpus import token_budget_groups
+from bitcode_allennlp.validation.hash_corpus import padded_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +64,7 @@ def main() -> None:
         hashing.validation_dataset_reader.apply_token_indexers(instance)
     for instance in code_instances:
         light.validation_dataset_reader.apply_token_indexers(instance)
-    groups = list(token_budget_groups([len(line["words"]) for line in codes], args.max_tokens))
+    groups = padded_batches(code_instances, args.max_tokens)
     results = {}
     for name, archive, instances in (("hashing", hashing, word_instances), ("validation", light, code_instances)):
         batches = [[instances[i] for i in group] for group in groups]

@@ -24,6 +24,7 @@ from allennlp.nn import util as nn_util
 
 from bitcode_allennlp.codes import ints_to_hex
 from bitcode_allennlp.common.hashing_model import HashingModel
+from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
 
 logger = logging.getLogger(__name__)
 
@@ -44,17 +45,10 @@ def completed_lines(path: str) -> Tuple[int, Optional[Dict[str, Any]], int]:
     return count, last, offset
 
 
-def token_budget_groups(lengths: List[int], max_tokens: int) -> Iterator[List[int]]:
-    """Indices of `lengths` in groups whose padded size (count × longest) stays within `max_tokens`."""
-    group: List[int] = []
-    for index in sorted(range(len(lengths)), key=lambda i: -lengths[i]):
-        longest = lengths[group[0]] if group else lengths[index]
-        if group and (len(group) + 1) * longest > max_tokens:
-            yield group
-            group = []
-        group.append(index)
-    if group:
-        yield group
+def padded_batches(instances: List[Instance], max_tokens: int) -> List[List[int]]:
+    """Indices of `instances` in deterministic `token_budget` batches of at most `max_tokens` padded words."""
+    sampler = TokenBudgetBatchSampler(max_tokens=max_tokens, count="padded", shuffle=False)
+    return list(sampler.get_batch_indices(instances))
 
 
 def _chunks(items: Iterable[Instance], size: int) -> Iterator[List[Instance]]:
@@ -146,7 +140,7 @@ def _code_chunk(model: HashingModel, reader: DatasetReader, chunk: List[Instance
                 cuda_device: int) -> List[str]:
     lengths = [len(instance["tokens"]) for instance in chunk]  # type: ignore[arg-type]
     codes: List[Optional[List[str]]] = [None] * len(chunk)
-    for group in token_budget_groups(lengths, max_tokens):
+    for group in padded_batches(chunk, max_tokens):
         inputs = []
         for index in group:
             reader.apply_token_indexers(chunk[index])

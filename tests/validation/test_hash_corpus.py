@@ -4,10 +4,12 @@ import json
 
 import pytest
 from allennlp.common.checks import ConfigurationError
+from allennlp.data import Instance, Token
+from allennlp.data.fields import TextField
 from allennlp.models.archival import load_archive
 
 from bitcode_allennlp.validation.binary_codes_reader import BinaryCodesDatasetReader
-from bitcode_allennlp.validation.hash_corpus import reannotate, token_budget_groups
+from bitcode_allennlp.validation.hash_corpus import padded_batches, reannotate
 from tests.conftest import FIXTURES, run_cli
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
@@ -82,9 +84,10 @@ def test_restart_refuses_output_of_another_corpus(ner_hash_archive, tmp_path):
         reannotate(archive.model, archive.validation_dataset_reader, str(NER_DEV), str(out), progress=False)
 
 
-def test_token_budget_groups_cover_every_sentence_once():
+def test_padded_batches_cover_every_sentence_once():
     lengths = [5, 1, 30, 7, 7, 2, 64, 3]
-    groups = list(token_budget_groups(lengths, 16))
+    instances = [Instance({"tokens": TextField([Token("w")] * n)}) for n in lengths]
+    groups = padded_batches(instances, 16)
     assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
     for group in groups:
         assert len(group) == 1 or len(group) * max(lengths[i] for i in group) <= 16
