@@ -5,7 +5,7 @@ PYTHON ?= python
 TORCH ?= torch==2.13.0
 PIP = $(PYTHON) -m pip
 
-.PHONY: install test fixtures experiment
+.PHONY: install test fixtures experiment reproduce-small reproduce
 
 TASK ?= ner
 
@@ -27,3 +27,10 @@ fixtures:
 #   make experiment TASK=pos ARGS="--plm minilm --train ... --dev ... --set EPOCHS=2"
 experiment:
 	$(PYTHON) -m bitcode_allennlp.validation.experiment $(TASK) --out runs/experiment_$(TASK) $(ARGS)
+
+# The paper's Tables 1-3 on open data with MiniLM (benchmarks/reproduce.py; results in REPRODUCTION.md):
+# reduced grid (frozen PLM, 1,000 train sentences per task, 3 seeds; about an hour on 2 CPU cores) and full grid.
+reproduce-small:
+	$(PYTHON) benchmarks/reproduce.py $(ARGS)
+reproduce:
+	$(PYTHON) benchmarks/reproduce.py --full $(ARGS)

@@ -25,6 +25,14 @@ def test_max_instances_caps_training_sentences_only(config, monkeypatch):
 
 
 @pytest.mark.parametrize("config", SHIPPED)
+def test_dev_max_instances_caps_dev_sentences_only(config, monkeypatch):
+    monkeypatch.setenv("DEV_MAX_INSTANCES", "5")
+    params = Params.from_file(str(CONFIGS / config))
+    assert params["validation_dataset_reader"]["max_instances"] == 5
+    assert "max_instances" not in params["dataset_reader"]
+
+
+@pytest.mark.parametrize("config", SHIPPED)
 def test_config_builds(config):
     params = Params.from_file(str(CONFIGS / config))
     reader = DatasetReader.from_params(params.pop("dataset_reader"))

@@ -7,20 +7,28 @@ local env = import 'env.libsonnet';
 
   // Sub-token indexer; one vector per word comes from the matching embedder below (sub-tokens averaged).
   indexer(plm):: { tokens: { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512) } },
+  // FREEZE_PLM=true (budget runs, benchmarks/reproduce.py): the PLM frozen and its word vectors cached per sentence,
+  // dropout PLM_DROPOUT on them; only the hash layer and the task head train. The paper fine-tunes the PLM.
   embedder(plm):: {
     token_embedders: {
-      tokens: { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512), train_parameters: true },
+      tokens: if env.bool("FREEZE_PLM", false) then
+        { type: "frozen_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512), dropout: env.num("PLM_DROPOUT", 0.1) }
+      else
+        { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512), train_parameters: true },
     },
   },
   reader_options:: {
     token_policy: env.str("TOKEN_POLICY", "strict"),
     skip_invalid: env.bool("SKIP_INVALID", false),
   },
-  // The training reader, capped at MAX_INSTANCES sentences (budget runs), and an uncapped one for validation,
-  // `allennlp evaluate` and `hash-corpus`: a cap never shrinks the dev set that scores are reported on.
+  // The training reader, capped at MAX_INSTANCES sentences (budget runs), and one for validation, `allennlp
+  // evaluate` and `hash-corpus`, which MAX_INSTANCES never caps: scores are on the whole dev file unless
+  // DEV_MAX_INSTANCES asks for its first sentences only (benchmarks/reproduce.py's reduced grid says so).
   readers(reader):: {
     dataset_reader: reader + { [if env.has("MAX_INSTANCES") then "max_instances"]: env.num("MAX_INSTANCES", null) },
-    validation_dataset_reader: reader,
+    validation_dataset_reader: reader + {
+      [if env.has("DEV_MAX_INSTANCES") then "max_instances"]: env.num("DEV_MAX_INSTANCES", null),
+    },
   },
   hash_encoder(dropout, causal=false):: {
     type: "hash_transformer",

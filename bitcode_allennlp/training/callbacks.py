@@ -11,9 +11,11 @@ logger = logging.getLogger(__name__)
 
 
 def count_parameters(model) -> Dict[str, int]:
-    """All parameters and the trainable ones (`requires_grad`), counted once even when a tensor is shared."""
+    """All parameters and the trainable ones (`requires_grad`), counted once even when a tensor is shared. All
+    includes a frozen PLM held outside the module tree (`frozen_transformer_mismatched`, `frozen_parameters()`)."""
     unique = {id(p): p for p in model.parameters()}.values()
-    return {"parameters": sum(p.numel() for p in unique),
+    frozen = sum(m.frozen_parameters() for m in model.modules() if hasattr(m, "frozen_parameters"))
+    return {"parameters": sum(p.numel() for p in unique) + frozen,
             "trainable_parameters": sum(p.numel() for p in unique if p.requires_grad)}
 
 

@@ -11,17 +11,22 @@ steps are kept when the command is run again (`--force` redoes them). `--set` pa
 hashing stage (e.g. BETA, K, EPOCHS, MAX_INSTANCES), `--code-set` to the validation stage (EPOCHS, LR, CODE_DIM);
 K goes from the hashing model to the validation config. As in Algorithm 1 the entire training corpus is
 re-annotated for the validation stage, also when the hashing stage trained on fewer sentences (`MAX_INSTANCES`;
-`--same-train-sentences` keeps only those). Scores are on the whole dev (and test) file. Writes OUT/experiment.json.
+`--same-train-sentences` keeps only those). Scores are on the whole dev (and test) file, or on its first
+DEV_MAX_INSTANCES sentences when `--set` gives that cap (re-annotation and both evaluations then read the same
+sentences). `--in-process` runs the steps in this process. Writes OUT/experiment.json.
 """
 import argparse
+import contextlib
 import json
+import logging
 import os
 import subprocess
 import sys
 import tarfile
 import time
+import traceback
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "training_configs"
@@ -40,7 +45,8 @@ CONFIG_VARIABLES = {
     "PLM", "TRAIN_DATA", "DEV_DATA", "K", "HEAD_DIM", "BETA", "TWO_VIEWS", "TAU", "SIMILARITY", "OBJECTIVE", "LR",
     "HEAD_LR", "DROPOUT", "WARMUP", "WEIGHT_DECAY", "GRAD_NORM", "EPOCHS", "MAX_TOKENS", "MAX_LENGTH",
     "MAX_INSTANCES", "READER", "TOKEN_POLICY", "SKIP_INVALID", "CUDA_DEVICE", "WORKERS", "SEED", "CAUSAL",
-    "SPAN_MLP_DIM", "LABEL_MLP_DIM", "MLP_DROPOUT", "CODE_DIM", "CODE_HEADS", "CODE_FF",
+    "SPAN_MLP_DIM", "LABEL_MLP_DIM", "MLP_DROPOUT", "CODE_DIM", "CODE_HEADS", "CODE_FF", "FREEZE_PLM", "PLM_DROPOUT",
+    "DEV_MAX_INSTANCES",
 }
 
 
@@ -65,14 +71,51 @@ def parameter_count(run_dir: Path) -> Optional[int]:
     return count_parameters(load_archive(str(run_dir / "model.tar.gz")).model)["parameters"]
 
 
+def run_in_process(args: Sequence[str], env: Dict[str, str], log: TextIO) -> int:
+    """
+    `allennlp ARGS` in this process, with `env` as the environment and stdout/stderr/logging into `log`; returns
+    its exit code. Saves the interpreter start and imports of a subprocess per step (seconds each), and lets
+    steps share in-process state such as the frozen PLM's sentence cache (`modules/frozen_plm.py`). Everything
+    it changes (environment, argv, root logging handlers, tqdm logger, excepthook) is put back afterwards.
+    """
+    import allennlp.commands
+    from allennlp.common.tqdm import logger as tqdm_logger
+
+    root = logging.getLogger()
+    saved = (dict(os.environ), sys.argv, root.handlers[:], root.level, tqdm_logger.handlers[:], sys.excepthook)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = ["allennlp", *args]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            try:
+                allennlp.commands.main(prog="allennlp")
+            except SystemExit as exit:
+                code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+            except Exception:  # noqa: BLE001  (reported in the step's log, like a failed subprocess)
+                traceback.print_exc(file=log)
+                code = 1
+    finally:
+        for handler in root.handlers + tqdm_logger.handlers:
+            if handler not in saved[2] and handler not in saved[4]:
+                handler.close()
+        os.environ.clear()
+        os.environ.update(saved[0])
+        sys.argv, root.handlers[:], tqdm_logger.handlers[:], sys.excepthook = saved[1], saved[2], saved[4], saved[5]
+        root.setLevel(saved[3])
+    return code
+
+
 class Experiment:
     """The steps of one experiment in OUT, each an `allennlp` command; see the module docstring."""
 
     def __init__(self, task: str, out: Path, train: Path, dev: Path, test: Optional[Path] = None,
                  plm: Optional[str] = None, hashing_set: Sequence[str] = (), code_set: Sequence[str] = (),
                  hashing_archive: Optional[Path] = None, cuda_device: int = -1, force: bool = False,
-                 same_train_sentences: bool = False) -> None:
+                 same_train_sentences: bool = False, in_process: bool = False) -> None:
         self.task, self.out, self.force, self.cuda_device = task, out, force, cuda_device
+        self.in_process = in_process
         self.same_train_sentences = same_train_sentences
         self.splits = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
         self.plm = plm
@@ -94,12 +137,16 @@ class Experiment:
         env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **variables})
         print(f"[{step}] {shown.strip()}", flush=True)
         start = time.time()
-        with open(self.out / "logs" / f"{step}.log", "w") as log:
-            result = subprocess.run([sys.executable, "-m", "allennlp", *map(str, args)], env=env, cwd=ROOT,
-                                    stdout=log, stderr=subprocess.STDOUT)
+        log_path = self.out / "logs" / f"{step}.log"
+        with open(log_path, "w") as log:
+            if self.in_process:
+                returncode = run_in_process([str(a) for a in args], env, log)
+            else:
+                returncode = subprocess.run([sys.executable, "-m", "allennlp", *map(str, args)], env=env, cwd=ROOT,
+                                            stdout=log, stderr=subprocess.STDOUT).returncode
         self.durations[step] = round(time.time() - start, 1)
-        if result.returncode != 0:
-            raise SystemExit(f"[{step}] failed ({result.returncode}); see {self.out / 'logs' / (step + '.log')}")
+        if returncode != 0:
+            raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
 
     def run(self) -> Dict[str, Any]:
         task = self.task
@@ -118,8 +165,10 @@ class Experiment:
         # 2. re-annotation of the entire corpus (Algorithm 1), or only the hashing stage's training sentences
         codes.mkdir(exist_ok=True)
         train_cap = config["dataset_reader"].get("max_instances") if self.same_train_sentences else None
+        dev_cap = config.get("validation_dataset_reader", {}).get("max_instances")  # DEV_MAX_INSTANCES
         for split, path in self.splits.items():
-            cap = ["--max-instances", train_cap] if split == "train" and train_cap else []
+            cap = ["--max-instances", train_cap] if split == "train" and train_cap else \
+                ["--max-instances", dev_cap] if split != "train" and dev_cap else []
             self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", codes / f"{split}.jsonl",
                                                   "--silent", "--cuda-device", self.cuda_device, *cap]
                           + (["--force"] if self.force else []), {}, done=None)
@@ -189,6 +238,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     parser.add_argument("--same-train-sentences", action="store_true",
                         help="re-annotate only the hashing stage's training sentences (its MAX_INSTANCES cap) for "
                              "the validation stage, instead of the entire training corpus (Algorithm 1)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the allennlp steps in this process (no interpreter start per step; steps share "
+                             "the FREEZE_PLM sentence cache) instead of one subprocess each")
     args = parser.parse_args(argv)
     for item in [*args.set, *args.code_set]:
         if "=" not in item or item.split("=", 1)[0] not in CONFIG_VARIABLES:
@@ -202,7 +254,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     experiment = Experiment(args.task, args.out.resolve(), (args.train or spec["train"]).resolve(),
                             (args.dev or spec["dev"]).resolve(), args.test.resolve() if args.test else None, plm,
                             args.set, args.code_set, args.hashing_archive.resolve() if args.hashing_archive else None,
-                            args.cuda_device, args.force, args.same_train_sentences)
+                            args.cuda_device, args.force, args.same_train_sentences, args.in_process)
     row = experiment.run()
     print(table([row]))
     return row
