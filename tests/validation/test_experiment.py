@@ -44,3 +44,20 @@ def test_parameter_count_of_an_archive_without_it_in_metrics(ner_hash_archive, t
             f"print(parameter_count(pathlib.Path({str(old)!r})))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(result.stdout.strip().splitlines()[-1]) == metrics["parameters"]
+
+
+def test_in_process_step_reports_failure_and_restores_the_process(tmp_path):
+    import logging
+    import os
+
+    from bitcode_allennlp.validation.experiment import run_in_process
+
+    root = logging.getLogger()
+    handlers, environ, argv = root.handlers[:], dict(os.environ), sys.argv[:]
+    log_path = tmp_path / "step.log"
+    with open(log_path, "w") as log:
+        code = run_in_process(["evaluate", str(tmp_path / "missing.tar.gz"), str(tmp_path / "dev")],
+                              {**environ, "K": "8"}, log)
+    assert code != 0
+    assert "missing.tar.gz" in log_path.read_text()  # the error is in the step's log
+    assert root.handlers == handlers and dict(os.environ) == environ and sys.argv == argv

@@ -68,3 +68,19 @@ def test_fixture_grid_end_to_end(tmp_path):
     again = reproduce.main(argv)
     assert archive.stat().st_mtime_ns == before
     assert again["cells"] == cells
+
+
+def test_full_profile_fine_tunes_the_plm_on_whole_files(tmp_path):
+    results = reproduce.main(["--full", "--fixtures", "--tasks", "pos", "--tables", "1", "--bits", "8", "--seeds", "1",
+                              "--epochs", "1", "--code-epochs", "1", "--runs", str(tmp_path / "runs"),
+                              "--out", str(tmp_path / "results")])
+    settings = results["settings"]
+    assert settings["profile"] == "full" and settings["freeze_plm"] is False
+    assert settings["train_sentences"] == {"pos": None} and settings["dev_sentences"] == {"pos": None}
+    run = results["runs"][0]
+    config = json.loads((tmp_path / "runs" / run["cell"] / "seed1" / "hashing" / "config.json").read_text())
+    embedder = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+    assert embedder["type"] == "pretrained_transformer_mismatched" and embedder["train_parameters"] is True
+    assert "max_instances" not in config["dataset_reader"] and "max_instances" not in config["validation_dataset_reader"]
+    assert run["trainable_parameters"] > 0.99 * results["cells"][run["cell"]]["parameters"]["hashing"]  # PLM trains
+    assert "fine-tuned (as in the paper)" in (tmp_path / "results.md").read_text()
