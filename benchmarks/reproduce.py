@@ -23,7 +23,8 @@ bitcode_allennlp/modules/frozen_plm.py): only the hash layer and the task head t
 --max-train-sentences sentences of each train file, and all steps run in this one process so every cell reuses one
 PLM pass per sentence. `--full` fine-tunes the PLM as the paper does, on the entire train files, for more epochs.
 Knobs: --train-fraction, --max-train-sentences, --max-dev-sentences, --epochs, --max-tokens, --code-epochs,
---code-max-tokens, --seeds, --tasks, --tables, --bits, --betas. The validation stage re-annotates exactly the hashing stage's training sentences (all of them with --full).
+--code-max-tokens, --seeds, --tasks, --tables, --bits, --betas. `--hashing-runs DIR` reuses an earlier grid's
+hashing-stage models and redoes only the validation stage (e.g. longer: --code-epochs 20). The validation stage re-annotates exactly the hashing stage's training sentences (all of them with --full).
 
 Writes benchmarks/results/reproduce_{small,full}.json (every run, every cell, settings, machine, versions, wall
 time) and .md (the tables), after every run, so an interrupted grid keeps what it measured; finished runs are
@@ -297,6 +298,10 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                         help="tiny-bert and the fixture samples instead of MiniLM and ../shared/data (tests)")
     parser.add_argument("--runs", type=Path, help="where the runs go (default: runs/reproduce_PROFILE)")
     parser.add_argument("--out", type=Path, help="results prefix (default: benchmarks/results/reproduce_PROFILE)")
+    parser.add_argument("--hashing-runs", type=Path,
+                        help="reuse the hashing-stage models of an earlier grid (its --runs folder; same cells and "
+                             "seeds) and redo only re-annotation, the validation stage and the scores, e.g. with "
+                             "other --code-epochs")
     parser.add_argument("--force", action="store_true", help="redo finished runs")
     args = parser.parse_args(argv)
 
@@ -336,7 +341,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     seeds = list(range(1, profile["seeds"] + 1))
     settings = {"profile": profile_name, **profile, "head_lr": args.head_lr, "plm": plm_path,
                 "train_sentences": train_sentences, "dev_sentences": dev_sentences, "fixtures": args.fixtures, "tasks": args.tasks,
-                "tables": args.tables, "bits": args.bits, "betas": args.betas, "taus": args.taus}
+                "tables": args.tables, "bits": args.bits, "betas": args.betas, "taus": args.taus,
+                "hashing_runs": str(args.hashing_runs) if args.hashing_runs else None}
     print(f"reproduce ({profile_name}): {len(cells)} cells × {len(seeds)} seeds; train sentences "
           f"{ {t: n or 'all' for t, n in train_sentences.items()} }, dev "
           f"{ {t: n or 'all' for t, n in dev_sentences.items()} }", flush=True)
@@ -378,6 +384,12 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             variables = {"hashing": {k: str(v) for k, v in hashing.items()},
                          "validation": {k: str(v) for k, v in validation.items()},
                          "train": str(train), "dev": str(dev), "plm": plm_path}
+            reused = None
+            if args.hashing_runs:
+                reused = (args.hashing_runs / cell_name(cell) / f"seed{seed}" / "hashing" / "model.tar.gz").resolve()
+                if not reused.exists():
+                    parser.error(f"--hashing-runs: no hashing model {reused}")
+                variables["hashing"] = {"archive": str(reused)}  # its config.json says how it was trained
             kept = run_dir / "variables.json"
             same = kept.exists() and json.loads(kept.read_text()) == variables
             print(f"[{len(runs) + 1}/{len(cells) * len(seeds)}] {cell_name(cell)} seed {seed}", flush=True)
@@ -385,13 +397,13 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                 run_dir.mkdir(parents=True, exist_ok=True)
                 kept.write_text(json.dumps(variables, indent=2))  # before: an interrupted run keeps its done steps
                 row = Experiment(task, run_dir, Path(train).resolve(), Path(dev).resolve(), None, plm_path,
-                                 [f"{k}={v}" for k, v in variables["hashing"].items()],
+                                 [f"{k}={v}" for k, v in variables["hashing"].items() if not reused],
                                  [f"{k}={v}" for k, v in variables["validation"].items()],
-                                 cuda_device=args.cuda_device, force=args.force or not same,
-                                 same_train_sentences=True, in_process=True).run()
+                                 hashing_archive=reused, cuda_device=args.cuda_device,
+                                 force=args.force or not same, same_train_sentences=True, in_process=True).run()
             else:
                 row = json.loads((run_dir / "experiment.json").read_text())
-            metrics = json.loads((run_dir / "hashing" / "metrics.json").read_text())
+            metrics = json.loads(((reused.parent if reused else run_dir / "hashing") / "metrics.json").read_text())
             runs.append({"cell": cell_name(cell), "task": task, "num_bits": bits, "beta": beta,
                          "similarity": similarity, "objective": objective, "tau": tau, "seed": seed,
                          "run_dir": str(run_dir), "row": row,
@@ -423,6 +435,9 @@ def header_markdown(results: Dict[str, Any]) -> str:
         f"hash layer and head lr {s['head_lr']:g}; validation stage: {s['code_epochs']} epochs on their codes, "
         f"batches of {s['code_max_tokens']} words",
         f"- Dev sentences scored: {dev}",
+        *([f"- Hashing-stage models reused from `{s['hashing_runs']}` (only re-annotation, the validation stage "
+           "and the scores were redone; the hashing-stage knobs above are the profile's, see each archive's "
+           "config.json)"] if s.get("hashing_runs") else []),
         f"- Seeds per cell: {s['seeds']}; scores ×100 on dev, mean ± sample std over seeds; "
         "the paper's numbers are roberta-base on PTB WSJ / OntoNotes test, for reference only",
     ])

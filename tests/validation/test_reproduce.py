@@ -69,6 +69,16 @@ def test_fixture_grid_end_to_end(tmp_path):
     assert archive.stat().st_mtime_ns == before
     assert again["cells"] == cells
 
+    # Only the validation stage again (longer), on the same hashing models.
+    longer = reproduce.main(argv[:-4] + ["--code-epochs", "2", "--hashing-runs", str(tmp_path / "runs"),
+                                         "--runs", str(tmp_path / "runs2"), "--out", str(tmp_path / "results2")])
+    for name, cell in longer["cells"].items():
+        assert cell["hashing"]["mean"] == pytest.approx(cells[name]["hashing"]["mean"])  # same models, same dev
+        assert not (tmp_path / "runs2" / name / "seed1" / "hashing").exists()
+    row = longer["runs"][0]["row"]
+    assert row["hashing_archive"].startswith(str(tmp_path / "runs"))
+    assert "reused from" in (tmp_path / "results2.md").read_text()
+
 
 def test_full_profile_fine_tunes_the_plm_on_whole_files(tmp_path):
     results = reproduce.main(["--full", "--fixtures", "--tasks", "pos", "--tables", "1", "--bits", "8", "--seeds", "1",
