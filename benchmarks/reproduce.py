@@ -50,14 +50,13 @@ from bitcode_allennlp.validation.experiment import TASKS as FIXTURE_TASKS, Exper
 TASKS: Dict[str, Dict[str, Any]] = {
     "pos": dict(name="POS", metric="accuracy", beta=0.05, corpus="UD English EWT (XPOS)", paper_corpus="PTB WSJ",
                 train=SHARED / "pos/ud_english_ewt/en_ewt-ud-train.conllu",
-                dev=SHARED / "pos/ud_english_ewt/en_ewt-ud-dev.conllu", variables={"READER": "conllu_pos"},
-                fixture_variables={}),
+                dev=SHARED / "pos/ud_english_ewt/en_ewt-ud-dev.conllu", variables={"READER": "conllu_pos"}),
     "ner": dict(name="NER", metric="f1-measure-overall", beta=0.005, corpus="Broad Twitter Corpus",
                 paper_corpus="OntoNotes 5", train=SHARED / "ner/btc/conll2012/train",
-                dev=SHARED / "ner/btc/conll2012/development", variables={}, fixture_variables={}),
+                dev=SHARED / "ner/btc/conll2012/development", variables={}),
     "parse": dict(name="Parsing", metric="evalb_f1", beta=0.001, corpus="CRAFT treebank", paper_corpus="PTB WSJ",
                   train=SHARED / "const/craft/craft-train.tree", dev=SHARED / "const/craft/craft-dev.tree",
-                  variables={}, fixture_variables={}),
+                  variables={}),
 }
 
 # The paper's numbers (roberta-base; PTB WSJ / OntoNotes test splits), for reference beside ours.
@@ -320,7 +319,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         from bitcode_allennlp.plm import fixture_path
 
         plm_path = fixture_path("tiny-bert")
-        data = {t: (FIXTURE_TASKS[t]["train"], FIXTURE_TASKS[t]["dev"], TASKS[t]["fixture_variables"]) for t in TASKS}
+        data = {t: (FIXTURE_TASKS[t]["train"], FIXTURE_TASKS[t]["dev"], {}) for t in TASKS}  # fixtures: default readers
     else:
         from bitcode_allennlp.plm import minilm_path
 
