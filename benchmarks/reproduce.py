@@ -350,12 +350,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     runs: List[Dict[str, Any]] = []
     results: Dict[str, Any] = {}
 
+    machine_info, versions_info = machine(args.cuda_device), versions()
+
     def write() -> None:
         summary = summarize(runs)
         results.update({
             "settings": settings, "command": "python benchmarks/reproduce.py " + " ".join(sys.argv[1:] if argv is None
                                                                                        else argv),
-            "machine": machine(args.cuda_device), "versions": versions(),
+            "machine": machine_info, "versions": versions_info,
             "wall_time_s": round(time.time() - started, 1), "cells": summary, "runs": runs,
             "date": time.strftime("%Y-%m-%d"),
         })

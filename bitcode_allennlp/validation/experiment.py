@@ -199,7 +199,7 @@ class Experiment:
         hashing_run = archive.parent
         row = {
             "task": task, "metric": metric, "num_bits": num_bits,
-            "beta": archive_config(archive)["model"].get("beta", 0.0),
+            "beta": config["model"].get("beta", 0.0),
             "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run)},
             "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
             "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),
