@@ -14,21 +14,34 @@ all move between the representations defined here, so the conventions below are 
   left to right, like the bits themselves.
 * **hex** -- ``ceil(K / 4)`` lower-case hex digits, zero-padded (K = 24 -> 6 digits, K = 10 -> 3 digits).
   When K is not a multiple of 4 the unused high bits of the first digit are 0 (K = 10: ``"3ff"`` is the
-  largest code).
+  largest code). ``parse_hex_code`` is the one parser of hex codes (reader, indexer, predictor, ``allennlp
+  bits``): exactly ``ceil(K / 4)`` characters of ``0-9 a-f A-F`` (upper case is read, lower case is written);
+  no sign, ``0x``, ``_`` or whitespace; the value must fit in K bits.
+* **K** -- ``1 <= K <= MAX_BITS = 63`` everywhere: the hash layer, the configs, this module and ``allennlp bits``.
 
 No AllenNLP imports: this module is used by the reader, the predictor and the spaCy component alike.
 """
-from typing import List, Sequence, Union
+import re
+from typing import Any, List, Sequence, Union
 
 import torch
 
 MAX_BITS = 63
-"""Codes are packed into signed int64, so at most 63 bits keep every packed value non-negative."""
+"""The largest K anywhere (hash layer, configs, codes, `allennlp bits`): codes are packed into signed int64, so at
+most 63 bits keep every packed value non-negative."""
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 def _check_num_bits(num_bits: int) -> None:
     if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_BITS:
         raise ValueError(f"num_bits must be an int in [1, {MAX_BITS}], got {num_bits!r}")
+
+
+def check_num_bits(num_bits: Any) -> int:
+    """`num_bits` if it is an int in `[1, MAX_BITS]`; else `ValueError`."""
+    _check_num_bits(num_bits)
+    return num_bits
 
 
 def num_hex_digits(num_bits: int) -> int:
@@ -166,24 +179,32 @@ def ints_to_hex(ints: Union[torch.Tensor, Sequence[int], int], num_bits: int) ->
     return convert(values)
 
 
-def hex_to_int(hex_code: str, num_bits: int) -> int:
+def parse_hex_code(code: Any, num_bits: int) -> int:
     """
-    A hex code back to its packed integer. Accepts upper or lower case and an optional `0x`; the string
-    must have exactly `ceil(K / 4)` digits and its value must fit in K bits.
+    The strict parser of one hex code: exactly `ceil(K / 4)` characters of `0-9 a-f A-F`, no sign, `0x`, `_` or
+    whitespace, and a value that fits in K bits. Returns the packed integer.
+
+    # Raises
+
+    `ValueError` naming the code (quoted with `repr`, so stray whitespace shows) and what is wrong.
     """
-    digits = hex_code.strip().lower()
-    if digits.startswith("0x"):
-        digits = digits[2:]
+    _check_num_bits(num_bits)
     expected = num_hex_digits(num_bits)
-    if len(digits) != expected:
-        raise ValueError(f"a {num_bits}-bit code has {expected} hex digits, got {hex_code!r}")
-    try:
-        code = int(digits, 16)
-    except ValueError:
-        raise ValueError(f"not a hex code: {hex_code!r}") from None
-    if code >= (1 << num_bits):
-        raise ValueError(f"hex code {hex_code!r} does not fit in {num_bits} bits")
-    return code
+    if not isinstance(code, str):
+        raise ValueError(f"code {code!r} is a {type(code).__name__}, expected a string of {expected} hex digits")
+    if len(code) != expected:
+        raise ValueError(f"a {num_bits}-bit code has {expected} hex digits, got {code!r}")
+    if _HEX.fullmatch(code) is None:
+        raise ValueError(f"not a hex code: {code!r} ({expected} characters of 0-9, a-f; no sign, 0x or _)")
+    value = int(code, 16)
+    if value >> num_bits:
+        raise ValueError(f"hex code {code!r} does not fit in {num_bits} bits")
+    return value
+
+
+def hex_to_int(hex_code: str, num_bits: int) -> int:
+    """A hex code back to its packed integer (`parse_hex_code`: strict)."""
+    return parse_hex_code(hex_code, num_bits)
 
 
 def hex_to_bits(hex_code: str, num_bits: int) -> List[int]:

@@ -36,8 +36,10 @@ def test_k24_by_hand():
     assert int(code) == 0xA0F123
     assert ints_to_hex(code, 24) == ["a0f123"]
     assert hex_to_bits("a0f123", 24) == bits
-    assert hex_to_bits("A0F123", 24) == bits
-    assert hex_to_int("0xa0f123", 24) == 0xA0F123
+    assert hex_to_bits("A0F123", 24) == bits  # upper case is read (lower case is written)
+    for bad in ("0xa0f123", "-a0f12", "a0_f12", " a0f12", "a0f12\n", "+a0f12", "a0f12g", "a0f1２3"):
+        with pytest.raises(ValueError, match="hex digits|not a hex code"):
+            hex_to_int(bad, 24)
     # single heads
     one_hot = torch.eye(24, dtype=torch.bool)  # (24, 24)
     assert ints_to_hex(bits_to_ints(one_hot)[:2], 24) == ["800000", "400000"]

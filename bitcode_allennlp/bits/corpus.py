@@ -2,8 +2,8 @@
 per word, and the labels each word is read under.
 
 Codes are packed into `numpy.uint64` with the convention of `bitcode_allennlp.codes` (bit i = head i, head 0 the
-most significant bit, hex = `ceil(K / 4)` digits); here K may be 64 (a uint64 holds it), while `codes.py` stops at
-63 for int64 tensors.
+most significant bit, hex = `ceil(K / 4)` digits, parsed by its strict `parse_hex_code`), and K is at most its
+`MAX_BITS` (63), as everywhere else.
 
 Label views of a word (`label_views`):
 
@@ -19,21 +19,16 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from bitcode_allennlp.codes import MAX_BITS, check_num_bits, parse_hex_code  # noqa: F401 (check_num_bits: API)
 from bitcode_allennlp.common.errors import DataFormatError
 
-MAX_INDEX_BITS = 64
-"""Codes are packed into uint64 here, so K may be 64 (one more than the int64 tensors of `bitcode_allennlp.codes`)."""
+MAX_INDEX_BITS = MAX_BITS
+"""The one K limit of `bitcode_allennlp.codes` (63); the name is kept for callers."""
 
 BIO_TAG = re.compile(r"^([BIESLU])-(.+)$")
 OUTSIDE = "O"
 PREFIX_ORDER = ("B", "I", "E", "L", "S", "U", "O")
 """Order of BIOES / BIOUL prefixes in tables and pictures (the paper's Figure 4 order, BIOUL letters beside)."""
-
-
-def check_num_bits(num_bits: Any) -> int:
-    if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_INDEX_BITS:
-        raise ValueError(f"num_bits must be an int in [1, {MAX_INDEX_BITS}], got {num_bits!r}")
-    return num_bits
 
 
 def hex_to_uint64(hex_codes: Sequence[str], num_bits: int) -> np.ndarray:
@@ -46,22 +41,11 @@ def hex_to_uint64(hex_codes: Sequence[str], num_bits: int) -> np.ndarray:
 
     # Raises
 
-    `ValueError` for a code of the wrong length, a non-hex digit, or a value that does not fit in K bits.
+    `ValueError` for a code that `bitcode_allennlp.codes.parse_hex_code` rejects (wrong length, a character
+    outside 0-9 a-f A-F, a value that does not fit in K bits).
     """
     check_num_bits(num_bits)
-    digits = (num_bits + 3) // 4
-    values = []
-    for code in hex_codes:
-        if not isinstance(code, str) or len(code) != digits:
-            raise ValueError(f"a {num_bits}-bit code has {digits} hex digits, got {code!r}")
-        try:
-            value = int(code, 16)
-        except ValueError:
-            raise ValueError(f"not a hex code: {code!r}") from None
-        if value >> num_bits:
-            raise ValueError(f"hex code {code!r} does not fit in {num_bits} bits")
-        values.append(value)
-    return np.array(values, dtype=np.uint64)  # (n,)
+    return np.array([parse_hex_code(code, num_bits) for code in hex_codes], dtype=np.uint64)  # (n,)
 
 
 def uint64_to_hex(codes: Any, num_bits: int) -> List[str]:

@@ -1,8 +1,8 @@
 """Hamming-space search over the words of a codes corpus (`allennlp bits index | search | precision`).
 
 **Index.** One entry per word of a codes corpus, in corpus order: its code packed into a uint64 (bit i = head i,
-head 0 the most significant bit, so K <= 64), its sentence id, its position in the sentence and one label id per
-label view (`corpus.label_views`). On disk (`HammingIndex.save`), a directory with
+head 0 the most significant bit; K <= 63 as everywhere), its sentence id, its position in the sentence and one
+label id per label view (`corpus.label_views`). On disk (`HammingIndex.save`), a directory with
 
     index.json         format, version, num_bits, size, sentences, corpus path, label names per view
     codes.npy          (n,) uint64
@@ -243,10 +243,9 @@ class HammingIndex:
 
     # -------------------------------------------------------------------------------------------- search
     def parse_code(self, code: str) -> int:
-        """A hex code of this index's K (`ceil(K / 4)` digits, optional `0x`) to its integer."""
-        digits = code.strip().lower()
-        digits = digits[2:] if digits.startswith("0x") else digits
-        return int(hex_to_uint64([digits], self.num_bits)[0])
+        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.codes.parse_hex_code`) to its
+        integer."""
+        return int(hex_to_uint64([code], self.num_bits)[0])
 
     def distance_blocks(self, queries: np.ndarray) -> Iterator[Tuple[int, np.ndarray]]:
         """`(start, distances)` for consecutive blocks of `queries` (q,); `distances` (block, n) uint8."""

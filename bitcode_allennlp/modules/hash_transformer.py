@@ -12,6 +12,8 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
 from allennlp.nn import Activation
 
+from bitcode_allennlp.codes import MAX_BITS
+
 
 @Seq2SeqEncoder.register("hash_transformer")
 class HashTransformerEncoder(Seq2SeqEncoder):
@@ -55,8 +57,9 @@ class HashTransformerEncoder(Seq2SeqEncoder):
         causal: bool = False,
     ) -> None:
         super().__init__()
-        if num_bits < 1 or num_bits > 63:
-            raise ConfigurationError(f"num_bits must be in 1..63 (codes are packed into int64), got {num_bits}")
+        if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_BITS:
+            raise ConfigurationError(f"num_bits (K) must be an integer in 1..{MAX_BITS} (codes are packed into int64), "
+                                     f"got {num_bits!r}")
         if head_dim < 1:
             raise ConfigurationError(f"head_dim must be positive, got {head_dim}")
         self._input_dim = input_dim
