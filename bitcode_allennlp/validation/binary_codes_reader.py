@@ -21,12 +21,19 @@ from nltk import Tree
 
 from bitcode_allennlp.codes import hex_to_int
 from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
     NumberedLine, TaggingDatasetReader, numbered_lines, resolve_path,
 )
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import SPAN_LABEL_NAMESPACE
-from bitcode_allennlp.parsing.trees import ROOT_LABEL, binarize, check_tree, factorize
+from bitcode_allennlp.parsing.trees import (
+    ROOT_LABEL,
+    binarize,
+    check_tree,
+    factorize,
+    tree_leaves,
+    tree_pos,
+    tree_to_string,
+)
 from bitcode_allennlp.validation.binary_code_indexer import BinaryCodeIndexer
 
 
@@ -96,7 +103,7 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
         if not isinstance(codes, list) or not codes or not all(isinstance(c, str) for c in codes):
             raise error('"codes" must be a non-empty list of hex strings')
         if record.get("num_bits", self.num_bits) != self.num_bits:
-            raise error(f'codes of {record["num_bits"]} bits, but the reader expects num_bits={self.num_bits} '
+            raise error(f'codes of {record["num_bits"]!r} bits, but the reader expects num_bits={self.num_bits} '
                         f"(set K to the hashing model's number of bits)")
         for position, code in enumerate(codes):
             try:
@@ -132,8 +139,9 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
             check_tree(tree)
         except ValueError as bad:
             raise error(f'"tree": {bad}') from None
-        if tree.leaves() != words:
-            raise error(f'the words of "tree" are not "words" ({len(tree.leaves())} vs {len(words)} words)')
+        leaves = tree_leaves(tree)
+        if leaves != words:
+            raise error(f'the words of "tree" are not "words" ({len(leaves)} vs {len(words)} words)')
         return tree
 
     def _instance(self, parsed: Dict[str, Any]) -> Instance:  # type: ignore[override]
@@ -169,7 +177,7 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
             fields["spans"] = spans_field
             fields["span_labels"] = SequenceLabelField([label for _, _, label in spans], spans_field,
                                                        label_namespace=SPAN_LABEL_NAMESPACE)
-            metadata["pos_tags"] = [tag for _, tag in tree.pos()]
+            metadata["pos_tags"] = [tag for _, tag in tree_pos(tree)]
             metadata["gold_tree"] = tree_to_string(Tree(ROOT_LABEL, [tree]))
         if pos_tags is not None:
             if len(pos_tags) != len(codes):

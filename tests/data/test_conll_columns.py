@@ -57,8 +57,8 @@ def test_crlf_and_bom_are_accepted(tmp_path):
     [
         ("a\tO\nb\tO\tX\n", 2, "row has 3 columns, the sentence's first row (line 1) has 2"),
         ("a\tO\n\nb\n", 3, "row has 1 column(s), expected at least 2"),
-        ("a\tO\nb\tI-PER\n", 2, "I-PER does not continue a PER span (after O)"),
-        ("a\tB-LOC\nb\tI-PER\n", 2, "after B-LOC"),
+        ("a\tO\nb\tI-PER\n", 2, "'I-PER' does not continue a 'PER' span (after 'O')"),
+        ("a\tB-LOC\nb\tI-PER\n", 2, "after 'B-LOC'"),
         ("a\tO\n\nb\tO\nc\tS-PER\n", 4, "unknown tag 'S-PER'"),
         ("a\tO\nb\tPER\n", 2, "unknown tag 'PER'"),
         ("a\tO\n\tO\n", 2, "token '' is empty"),
@@ -79,7 +79,7 @@ def test_malformed_input_names_file_and_line(tmp_path, text, line, words):
 def test_bioul_input_errors(tmp_path):
     path = write(tmp_path, "bad.conll", "a\tO\n\nb\tB-PER\nc\tO\n")
     error = read_error(ConllColumnsDatasetReader(input_scheme="BIOUL"), path)
-    assert (error.line, "not closed by L-PER" in error.message) == (4, True)
+    assert (error.line, "not closed by 'L-PER'" in error.message) == (4, True)
 
 
 def test_whole_file_errors(tmp_path):
@@ -100,8 +100,8 @@ def test_repair_iob_warns_with_file_and_line(tmp_path, caplog):
         result = read(ConllColumnsDatasetReader(repair_iob=True), path)
     assert result == [(["a", "b", "c", "d"], ["O", "B-PER", "L-PER", "U-LOC"], f"{path}:1")]
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
-    assert warnings == [f"{path}:2: I-PER repaired to B-PER (repair_iob=True)",
-                        f"{path}:4: I-LOC repaired to B-LOC (repair_iob=True)"]
+    assert warnings == [f"{path}:2: 'I-PER' repaired to 'B-PER' (repair_iob=True)",
+                        f"{path}:4: 'I-LOC' repaired to 'B-LOC' (repair_iob=True)"]
 
 
 def test_token_policy_repair(tmp_path):
@@ -114,7 +114,7 @@ def test_token_policy_repair(tmp_path):
     # Tags are checked as written, before empty tokens are dropped.
     path = write(tmp_path, "b.conll", "a\tB-PER\n\tO\nb\tI-PER\n")
     error = read_error(ConllColumnsDatasetReader(token_policy="repair"), path)
-    assert (error.line, error.message) == (3, "I-PER does not continue a PER span (after O)")
+    assert (error.line, error.message) == (3, "'I-PER' does not continue a 'PER' span (after 'O')")
     path = write(tmp_path, "c.conll", "a\tO\n \tB-PER\n")
     error = read_error(ConllColumnsDatasetReader(token_policy="repair"), path)
     assert (error.line, error.message) == (2, "empty token tagged 'U-PER' cannot be dropped")

@@ -34,17 +34,18 @@ def test_bioul_input():
 @pytest.mark.parametrize(
     "tags, scheme, index, words",
     [
-        (["O", "I-PER"], "IOB2", 1, "I-PER does not continue a PER span (after O)"),
+        (["O", "I-PER"], "IOB2", 1, "'I-PER' does not continue a 'PER' span (after 'O')"),
         (["I-PER"], "IOB2", 0, "at the start of the sentence"),
-        (["B-LOC", "I-PER"], "IOB2", 1, "after B-LOC"),
+        (["B-LOC", "I-PER"], "IOB2", 1, "after 'B-LOC'"),
         (["O", "X-PER"], "IOB2", 1, "unknown tag 'X-PER'"),
         (["PER"], "IOB2", 0, "unknown tag 'PER'"),
         (["B-"], "IOB2", 0, "unknown tag 'B-'"),
         (["U-PER"], "IOB2", 0, "unknown tag 'U-PER'"),
-        (["B-PER", "O"], "BIOUL", 1, "not closed by L-PER"),
+        (["B-PER", "O"], "BIOUL", 1, "not closed by 'L-PER'"),
+        (["O", "I-PER "], "IOB2", 1, "'I-PER ' does not continue a 'PER ' span"),  # invisible space shows
         (["O", "B-PER"], "BIOUL", 1, "before the end of the sentence"),
-        (["L-PER"], "BIOUL", 0, "L-PER does not continue"),
-        (["B-PER", "I-LOC", "L-LOC"], "BIOUL", 1, "I-LOC does not continue"),
+        (["L-PER"], "BIOUL", 0, "'L-PER' does not continue"),
+        (["B-PER", "I-LOC", "L-LOC"], "BIOUL", 1, "'I-LOC' does not continue"),
         (["B-PER", "U-PER"], "BIOUL", 1, "not closed"),
     ],
 )

@@ -153,8 +153,8 @@ class ConllColumnsDatasetReader(TaggingDatasetReader):
         except TagSequenceError as error:
             raise DataFormatError(path, lines[error.index], error.message) from None
         for index in repaired:
-            logger.warning("%s:%d: %s repaired to B-%s (repair_iob=True)",
-                           path, lines[index], tags[index], tags[index][2:])
+            logger.warning("%s:%d: %r repaired to %r (repair_iob=True)",
+                           path, lines[index], tags[index], "B-" + tags[index][2:])
         coded = spans_to_tags(len(tags), spans, self._coding_scheme)
         words, coded, _ = apply_token_policy(path, self._token_policy, words, coded, lines)
         if not words:  # only empty tokens, all dropped by token_policy="repair"

@@ -57,14 +57,14 @@ def parse_ne_column(path: str, values: List[str], lines: List[int]) -> List[Span
             raise DataFormatError(path, lines[index], f"bad NE column value {value!r} (expected '(TYPE*', '*', "
                                                       "'*)' or '(TYPE)')")
         if open_label is not None:
-            raise DataFormatError(path, lines[index], f"NE bracket {value!r} opened inside the {open_label} "
+            raise DataFormatError(path, lines[index], f"NE bracket {value!r} opened inside the {open_label!r} "
                                                       f"bracket opened at line {lines[start]} (nested)")
         if match.group(2):
             spans.append((match.group(1), index, index))
         else:
             open_label, start = match.group(1), index
     if open_label is not None:
-        raise DataFormatError(path, lines[start], f"NE bracket ({open_label}* is still open at the end of the "
+        raise DataFormatError(path, lines[start], f"NE bracket {'(' + open_label + '*'!r} is still open at the end of the "
                                                   f"sentence (line {lines[-1]})")
     return spans
 

@@ -3,7 +3,8 @@
 Where this sits: the NER readers (`conll_columns`, `ontonotes_hash`) decode the tags of a sentence into spans with
 `tags_to_spans` and encode them for the model with `spans_to_tags`. Unlike
 `allennlp.data.dataset_readers.dataset_utils.span_utils`, a malformed sequence raises `TagSequenceError` naming the
-offending token, so that readers can report the file and line.
+offending token, so that readers can report the file and line. Tags and types in messages are quoted with `repr`,
+so that invisible whitespace shows (`'I-PER ' does not continue a 'PER ' span`).
 """
 import re
 from typing import List, Optional, Sequence, Tuple
@@ -38,7 +39,7 @@ def _split(tag: str, scheme: str, index: int) -> Tuple[Optional[str], Optional[s
 
 
 def _describe(tags: Sequence[str], index: int) -> str:
-    return "at the start of the sentence" if index == 0 else f"after {tags[index - 1]}"
+    return "at the start of the sentence" if index == 0 else f"after {tags[index - 1]!r}"
 
 
 def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", repair: bool = False) -> Tuple[List[Span], List[int]]:
@@ -60,10 +61,11 @@ def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", repair: bool = Fals
         if scheme == "BIOUL":
             if prefix in ("B", "U", None) and label is not None:
                 raise TagSequenceError(
-                    index, f"{tags[start]} at token {start + 1} is not closed by L-{label} before {tag}"
+                    index, f"{tags[start]!r} at token {start + 1} is not closed by {'L-' + label!r} before {tag!r}"
                 )
             if prefix in ("I", "L") and label != kind:
-                raise TagSequenceError(index, f"{tag} does not continue a B-{kind} span ({_describe(tags, index)})")
+                raise TagSequenceError(index, f"{tag!r} does not continue a {'B-' + kind!r} span "
+                                              f"({_describe(tags, index)})")
             if prefix == "B":
                 label, start = kind, index
             elif prefix == "L":
@@ -79,13 +81,13 @@ def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", repair: bool = Fals
             label = None
         if prefix == "I" and scheme != "IOB1":
             if not repair:
-                raise TagSequenceError(index, f"{tag} does not continue a {kind} span ({_describe(tags, index)})")
+                raise TagSequenceError(index, f"{tag!r} does not continue a {kind!r} span ({_describe(tags, index)})")
             repaired.append(index)
         if prefix is not None:
             label, start = kind, index
     if label is not None:
         if scheme == "BIOUL":
-            raise TagSequenceError(start, f"{tags[start]} at token {start + 1} is not closed by L-{label} "
+            raise TagSequenceError(start, f"{tags[start]!r} at token {start + 1} is not closed by {'L-' + label!r} "
                                           "before the end of the sentence")
         spans.append((label, start, len(tags) - 1))
     return spans, repaired
