@@ -22,8 +22,15 @@ e.g. the gold tags: EVALB deletes punctuation by its tag; else `XX`), and puts t
 which EVALB ignores. For every tree `clean_tree` returns (phrase labels without `+`, not ending in `|<>`):
 
     build(tree.leaves(), factorize(binarize(tree)), [tag for _, tag in tree.pos()]) == Tree("TOP", [tree])
+
+Depth-safe walks: a tree can be as deep as its sentence is long (a right-branching sentence as written, the
+left-binarized form of a flat one, a parser's predicted chain), and nltk's `Tree.leaves`, `pos`, `treepositions`,
+`subtrees`, `copy(deep=True)`, `pformat` / `str` and `==` recurse once per level, so they raise `RecursionError`
+past a few hundred levels (`Tree.fromstring`, `chomsky_normal_form` with `vertMarkov=0` and `collapse_unary` loop).
+Every function here, and every tree walk in this package, uses explicit stacks instead: `fold_tree` (bottom-up),
+`copy_tree`, `subtrees`, `leaf_slots`, `tree_leaves`, `tree_pos` and `tree_to_string` (one-line PTB text).
 """
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from nltk import Tree
 
@@ -37,6 +44,93 @@ Span = Tuple[int, int, Optional[str]]
 
 def _is_preterminal(node: Union[Tree, str]) -> bool:
     return isinstance(node, Tree) and len(node) == 1 and not isinstance(node[0], Tree)
+
+
+def fold_tree(tree: Union[Tree, Any], leaf: Callable[[Any], Any], node: Callable[[Tree, List[Any]], Any]) -> Any:
+    """
+    Bottom-up evaluation without recursion: `leaf(x)` for each child that is not a `Tree` (a word), and
+    `node(subtree, [values of its children])` for each `Tree`, children before parents; returns the root's value.
+    """
+    if not isinstance(tree, Tree):
+        return leaf(tree)
+    values: List[Any] = []
+    stack: List[Tuple[Any, bool]] = [(tree, False)]
+    while stack:
+        item, finished = stack.pop()
+        if finished:
+            start = len(values) - len(item)
+            children = values[start:]
+            del values[start:]
+            values.append(node(item, children))
+        elif isinstance(item, Tree):
+            stack.append((item, True))
+            stack.extend((child, False) for child in reversed(item))
+        else:
+            values.append(leaf(item))
+    return values[0]
+
+
+def copy_tree(tree: Tree) -> Tree:
+    """`tree.copy(deep=True)` (every node of the copy of `type(tree)`; words shared), at any depth."""
+    cls = type(tree)
+    return fold_tree(tree, lambda word: word, lambda subtree, children: cls(subtree.label(), children))
+
+
+def subtrees(tree: Tree) -> Iterator[Tree]:
+    """`tree.subtrees()`: every node that is a `Tree`, in preorder, at any depth."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in reversed(node) if isinstance(child, Tree))
+
+
+def leaf_slots(tree: Tree) -> Iterator[Tuple[Tree, int]]:
+    """`(parent, index)` of each word, left to right, so that `parent[index] = new` replaces it, at any depth."""
+    stack = [(tree, index) for index in range(len(tree) - 1, -1, -1)]
+    while stack:
+        parent, index = stack.pop()
+        child = parent[index]
+        if isinstance(child, Tree):
+            stack.extend((child, position) for position in range(len(child) - 1, -1, -1))
+        else:
+            yield parent, index
+
+
+def tree_leaves(tree: Tree) -> List[Any]:
+    """`tree.leaves()` at any depth."""
+    return [parent[index] for parent, index in leaf_slots(tree)]
+
+
+def tree_pos(tree: Tree) -> List[Tuple[Any, Any]]:
+    """`tree.pos()`, `(word, label of its parent)` left to right, at any depth."""
+    return [(parent[index], parent.label()) for parent, index in leaf_slots(tree)]
+
+
+def tree_to_string(tree: Union[Tree, str], escape: Optional[Callable[[str], str]] = None) -> str:
+    """
+    One-line bracketed form, readable by `scan_trees` / `parse_tree` (an unlabelled root is `( ...)`), at any
+    depth: `(S (NP (NN w)) (VP ...))`. `escape` (e.g. PTB bracket escapes) is applied to each label and word.
+    """
+    if not isinstance(tree, Tree):
+        return escape(tree) if escape is not None else tree
+    parts: List[str] = []
+    stack: List[Any] = [tree]  # Trees and words still to write, and literal text (in a 1-tuple)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            parts.append(item[0])
+        elif isinstance(item, Tree):
+            label = item.label()
+            parts.append(f"({escape(label) if escape is not None else label} ")
+            stack.append((")",))
+            for position in range(len(item) - 1, -1, -1):
+                stack.append(item[position])
+                if position:
+                    stack.append((" ",))
+        else:
+            parts.append(escape(item) if escape is not None else f"{item}")
+    return "".join(parts)
 
 
 def check_tree(tree: Tree) -> None:
@@ -66,7 +160,7 @@ def binarize(tree: Tree) -> Tree:
     `ValueError` for a phrase label that is empty, contains `+` or ends in `|<>`, and for misplaced words.
     """
     check_tree(tree)
-    root = Tree(ROOT_LABEL, [tree.copy(deep=True)])
+    root = Tree(ROOT_LABEL, [copy_tree(tree)])
     if _is_preterminal(tree):
         root[0] = Tree(ROOT_LABEL + MARK, [root[0]])
     stack = [root]

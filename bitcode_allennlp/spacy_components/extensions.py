@@ -46,28 +46,31 @@ def tree_constituents(tree: Dict[str, Any]) -> List[Constituent]:
     `{"label", "children"}` for phrases, `{"label", "word"}` for parts of speech), without its root label.
     """
     constituents: List[Constituent] = []
-
-    def visit(children: Sequence[Dict[str, Any]], labels: Tuple[str, ...], start: int) -> int:
-        while len(children) == 1 and "word" not in children[0]:  # unary chain: one constituent
-            labels += (children[0]["label"],)
-            children = children[0]["children"]
-        if len(children) == 1:  # a part of speech: a word, under its chain
-            constituents.append((start, start + 1, labels))
-            return start + 1
-        index = len(constituents)
-        constituents.append((start, start, labels))
-        end = start
-        for child in children:
-            if "word" in child:
-                constituents.append((end, end + 1, ()))
-                end += 1
-            else:
-                end = visit(child["children"], (child["label"],), end)
-        constituents[index] = (start, end, labels)
-        return end
-
-    if tree.get("children"):
-        visit(tree["children"], (), 0)
+    position = 0  # the next word
+    # ("visit", children, labels), ("word",) or ("close", index of the constituent, its start, labels); a
+    # stack, not recursion: a tree can be as deep as its sentence is long.
+    stack: List[Tuple[Any, ...]] = [("visit", tree["children"], ())] if tree.get("children") else []
+    while stack:
+        item = stack.pop()
+        if item[0] == "word":
+            constituents.append((position, position + 1, ()))
+            position += 1
+        elif item[0] == "close":
+            _, index, start, labels = item
+            constituents[index] = (start, position, labels)
+        else:
+            _, children, labels = item
+            while len(children) == 1 and "word" not in children[0]:  # unary chain: one constituent
+                labels += (children[0]["label"],)
+                children = children[0]["children"]
+            if len(children) == 1:  # a part of speech: a word, under its chain
+                constituents.append((position, position + 1, labels))
+                position += 1
+                continue
+            stack.append(("close", len(constituents), position, labels))
+            constituents.append((position, position, labels))
+            stack.extend(("word",) if "word" in child else ("visit", child["children"], (child["label"],))
+                         for child in reversed(children))
     return constituents
 
 
@@ -107,25 +110,29 @@ def parse_string(span: Span) -> str:
         return ""
     starts, ends, labels = data["starts"], data["ends"], data["labels"]
     doc = span.doc
+    parts: List[str] = []
+    # Open phrases as [end, closing brackets, whether a child was written]; the constituents are in preorder, so
+    # the children of a phrase are the constituents that follow it and start before its end (no recursion: a tree
+    # can be as deep as its sentence is long).
+    open_phrases: List[List[Any]] = []
     cursor = position
-
-    def make() -> str:
-        nonlocal cursor
+    while True:
         start, end, node_labels = starts[cursor], ends[cursor], labels[cursor]
         cursor += 1
+        parts.append("".join(f"({label} " for label in node_labels))
         if end - start == 1:  # a word (a phrase over one word is the word's unary chain)
             token = doc[start]
-            text = f"({ptb_escape(token.tag_ or PLACEHOLDER_TAG)} {ptb_escape(token.text)})"
+            parts.append(f"({ptb_escape(token.tag_ or PLACEHOLDER_TAG)} {ptb_escape(token.text)})")
+            parts.append(")" * len(node_labels))
         else:
-            children = []
-            while cursor < len(starts) and starts[cursor] < end:
-                children.append(make())
-            text = " ".join(children)
-        for label in reversed(node_labels):
-            text = f"({label} {text})"
-        return text
-
-    return make()
+            open_phrases.append([end, ")" * len(node_labels), False])
+        while open_phrases and not (cursor < len(starts) and starts[cursor] < open_phrases[-1][0]):
+            parts.append(open_phrases.pop()[1])
+        if not open_phrases:
+            return "".join(parts)
+        if open_phrases[-1][2]:
+            parts.append(" ")
+        open_phrases[-1][2] = True
 
 
 def get_subconstituents(span: Span) -> Iterator[Span]:

@@ -91,7 +91,6 @@ def test_remove_traces_and_root_wrappers():
         ("()\n", 1, "bracket ( at column 1 has no children"),
         (b"(S (NN a)\n  (NN \xff))\n", 2, "invalid UTF-8 (byte 7 of the line: b'\\xff')"),
         ("(S (NN x\u2009y))\n", 1, "token 'x\\u2009y' contains whitespace"),
-        ("(S " * 501 + "(NN a)" + ")" * 501 + "\n", 1, "nested more than 500 deep"),
     ],
 )
 def test_malformed_trees_name_file_and_line(tmp_path, text, line, words):

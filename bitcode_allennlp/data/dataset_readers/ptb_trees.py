@@ -5,12 +5,16 @@ trees (`.mrg` files, or one tree per line like CRAFT's `craft-*.tree`). The func
 constituency-parsing reader: `scan_trees` splits a file into trees by balanced brackets, `parse_tree` builds an
 `nltk.Tree`, and `clean_tree` removes `-NONE-` traces, root wrappers and (optionally) function tags. nltk's corpus
 readers are not used (nltk >= 3.10 refuses paths under world-writable directories, and they give no line numbers).
+
+Trees are walked with the depth-safe functions of `bitcode_allennlp.parsing.trees` (`fold_tree`, `subtrees`,
+`tree_pos`, `tree_to_string`, re-exported here), never nltk's recursive methods: a tree can be as deep as its
+sentence is long.
 """
 import bisect
 import itertools
 import os
 import re
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.token_indexers import TokenIndexer
@@ -27,10 +31,10 @@ from bitcode_allennlp.data.dataset_readers.tagging_reader import (
     numbered_lines,
     resolve_path,
 )
+from bitcode_allennlp.parsing.trees import fold_tree, subtrees, tree_pos, tree_to_string  # noqa: F401 (re-exported)
 
 TRACE = "-NONE-"
 ROOT_WRAPPERS = ("", "TOP", "ROOT", "VROOT")
-MAX_DEPTH = 500
 # Brackets and words are separated by ASCII whitespace; other Unicode whitespace (CRAFT has U+2009, U+200A in a
 # few words) stays inside a word, where the token policy judges it.
 _TOKEN = re.compile(r"[()]|[^ \t\n\r\x0b\x0c()]+")
@@ -155,8 +159,6 @@ def parse_tree(path: str, raw: RawTree) -> Tree:
     while index < len(tokens):
         token = tokens[index]
         if token == "(":
-            if len(stack) >= MAX_DEPTH:
-                raise error(index, f"brackets nested more than {MAX_DEPTH} deep (<where>)")
             following = tokens[index + 1]
             if following not in ("(", ")"):
                 stack.append((following, [], index))
@@ -194,11 +196,14 @@ def is_preterminal(tree: Tree) -> bool:
 
 def remove_traces(tree: Tree) -> Optional[Tree]:
     """A copy without `-NONE-` preterminals and the constituents left empty by them; `None` if nothing is left."""
-    if tree.label() == TRACE and is_preterminal(tree):
-        return None
-    children = [child if isinstance(child, str) else remove_traces(child) for child in tree]
-    children = [child for child in children if child is not None]
-    return Tree(tree.label(), children) if children else None
+
+    def node(subtree: Tree, children: List[Any]) -> Optional[Tree]:
+        if subtree.label() == TRACE and is_preterminal(subtree):
+            return None
+        kept = [child for child in children if child is not None]
+        return Tree(subtree.label(), kept) if kept else None
+
+    return fold_tree(tree, lambda leaf: leaf, node)
 
 
 def strip_root_wrappers(tree: Tree) -> Tree:
@@ -232,9 +237,8 @@ def clean_tree(path: str, line: int, tree: Tree, function_tags: bool = True) -> 
         raise DataFormatError(path, line, f"tree has no words after removing {TRACE} traces")
     cleaned = strip_root_wrappers(cleaned)
     if function_tags:
-        for position in cleaned.treepositions():
-            node = cleaned[position]
-            if isinstance(node, Tree) and not is_preterminal(node):
+        for node in subtrees(cleaned):
+            if not is_preterminal(node):
                 node.set_label(strip_function_tags(node.label()))
     return cleaned
 
@@ -247,14 +251,6 @@ def word_lines(raw: RawTree) -> List[int]:
         for previous, token, line in zip(tokens, tokens[1:], raw.token_lines()[1:])
         if token not in ("(", ")") and previous not in ("(", TRACE)
     ]
-
-
-def tree_to_string(tree: Union[Tree, str]) -> str:
-    """One-line bracketed form, readable by `scan_trees` / `parse_tree` (an unlabelled root is `( ...)`)."""
-    if isinstance(tree, str):
-        return tree
-    inner = " ".join(tree_to_string(child) for child in tree)
-    return f"({tree.label()} {inner})"
 
 
 @DatasetReader.register("ptb_hash")
@@ -303,7 +299,7 @@ class PtbHashDatasetReader(TaggingDatasetReader):
     def _parse_item(self, item: Tuple[str, RawTree]) -> Sentence:
         path, raw = item
         tree = clean_tree(path, raw.line, parse_tree(path, raw), function_tags=False)
-        words, tags = zip(*tree.pos())
+        words, tags = zip(*tree_pos(tree))
         words, tags, _ = apply_token_policy(path, self._token_policy, words, tags, word_lines(raw))
         return Sentence(words, tags, f"{path}:{raw.line}")
 

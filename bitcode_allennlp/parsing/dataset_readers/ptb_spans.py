@@ -23,11 +23,19 @@ from bitcode_allennlp.data.dataset_readers.ptb_trees import (
     RawTree,
     clean_tree,
     parse_tree,
-    tree_to_string,
     word_lines,
 )
 from bitcode_allennlp.data.dataset_readers.tagging_reader import apply_token_policy
-from bitcode_allennlp.parsing.trees import ROOT_LABEL, binarize, check_tree, factorize
+from bitcode_allennlp.parsing.trees import (
+    ROOT_LABEL,
+    binarize,
+    check_tree,
+    factorize,
+    leaf_slots,
+    tree_leaves,
+    tree_pos,
+    tree_to_string,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -87,12 +95,12 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
     def _parse_item(self, item: Tuple[str, RawTree]) -> ParsedTree:  # type: ignore[override]
         path, raw = item
         tree = clean_tree(path, raw.line, parse_tree(path, raw))
-        words, tags = zip(*tree.pos())
+        words, tags = zip(*tree_pos(tree))
         fixed, _, _ = apply_token_policy(path, self._token_policy, words, tags, word_lines(raw))
         if len(fixed) != len(words):
             raise DataFormatError(path, raw.line, "token_policy='repair' would drop an empty word from the tree")
-        for position, word in zip(tree.treepositions("leaves"), fixed):
-            tree[position] = word
+        for (parent, index), word in zip(list(leaf_slots(tree)), fixed):
+            parent[index] = word
         try:
             check_tree(tree)
         except ValueError as error:
@@ -100,7 +108,7 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
         return ParsedTree(tree, f"{path}:{raw.line}")
 
     def _instance(self, parsed: ParsedTree) -> Instance:  # type: ignore[override]
-        return self.text_to_instance(parsed.tree.leaves(), gold_tree=parsed.tree, source=parsed.source)
+        return self.text_to_instance(tree_leaves(parsed.tree), gold_tree=parsed.tree, source=parsed.source)
 
     def text_to_instance(  # type: ignore[override]
         self,
@@ -122,10 +130,12 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
         fields: Dict[str, Field] = {"tokens": text_field}
         gold_text = None
         if gold_tree is not None:
-            if gold_tree.leaves() != words:
-                raise ConfigurationError(f"the gold tree's words {gold_tree.leaves()} are not the tokens {words}")
+            gold_pos = tree_pos(gold_tree)
+            if [word for word, _ in gold_pos] != words:
+                raise ConfigurationError(f"the gold tree's words {[word for word, _ in gold_pos]} are not the tokens "
+                                         f"{words}")
             if pos_tags is None:
-                pos_tags = [tag for _, tag in gold_tree.pos()]
+                pos_tags = [tag for _, tag in gold_pos]
             spans = factorize(binarize(gold_tree))
             span_fields: List[Field] = [SpanField(start, end - 1, text_field) for start, end, _ in spans]
             spans_field = ListField(span_fields)

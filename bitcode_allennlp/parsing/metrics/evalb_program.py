@@ -13,6 +13,8 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 import allennlp
 from nltk import Tree
 
+from bitcode_allennlp.parsing.trees import subtrees, tree_leaves
+
 EVALB_SOURCE = Path(allennlp.__file__).resolve().parent / "tools" / "EVALB"
 COLLINS_PRM = EVALB_SOURCE / "COLLINS.prm"
 
@@ -75,13 +77,15 @@ def within_evalb_limits(*lines: str) -> bool:
         if len(line.encode("utf-8")) > MAX_LINE_BYTES:
             return False
         tree = Tree.fromstring(line)
-        if len(tree.leaves()) > MAX_WORDS:
+        words = tree_leaves(tree)
+        if len(words) > MAX_WORDS:
             return False
-        phrases = [node for node in tree.subtrees() if not isinstance(node[0], str)]
+        nodes = list(subtrees(tree))
+        phrases = [node for node in nodes if not isinstance(node[0], str)]
         if len(phrases) > MAX_BRACKETS:
             return False
-        if any(len(node.label().encode("utf-8")) > MAX_LABEL_BYTES for node in tree.subtrees()):
+        if any(len(node.label().encode("utf-8")) > MAX_LABEL_BYTES for node in nodes):
             return False
-        if any(len(word.encode("utf-8")) > MAX_WORD_BYTES for word in tree.leaves()):
+        if any(len(word.encode("utf-8")) > MAX_WORD_BYTES for word in words):
             return False
     return True

@@ -1,29 +1,64 @@
-"""Predictor for `hash_span_parser` archives: the tree (PTB string and nested JSON) and per-word codes."""
-from typing import Any, Dict, Union
+"""Predictor for `hash_span_parser` archives: the tree (PTB string and nested JSON) and per-word codes.
+
+Trees can be as deep as their sentences are long (a parser may predict a chain), so the tree is converted with
+explicit stacks, and `dump_line` writes the JSON line with `json_line`, which nests without recursion:
+`json.dumps` recurses twice per tree level (dict, children list) and raises `RecursionError` past ~450 levels.
+"""
+import json
+from typing import Any, Dict, List, Tuple, Union
 
 from allennlp.common.util import JsonDict
 from allennlp.predictors.predictor import Predictor
 from nltk import Tree
 
 from bitcode_allennlp.common.predictor import CodesPredictor
-from bitcode_allennlp.parsing.trees import ROOT_LABEL
+from bitcode_allennlp.parsing.trees import ROOT_LABEL, fold_tree, tree_to_string
 from bitcode_allennlp.spacy_components.extensions import ptb_escape
+
+
+def _json_node(tree: Tree, children: List[JsonDict]) -> JsonDict:
+    if len(tree) == 1 and not isinstance(tree[0], Tree):
+        return {"label": tree.label(), "word": tree[0]}
+    return {"label": tree.label(), "children": children}
 
 
 def tree_to_json(tree: Union[Tree, str]) -> JsonDict:
     """`(NP (DT the) (NN ring))` → `{"label": "NP", "children": [{"label": "DT", "word": "the"}, ...]}`."""
-    if isinstance(tree, str):
-        return {"word": tree}
-    if len(tree) == 1 and isinstance(tree[0], str):
-        return {"label": tree.label(), "word": tree[0]}
-    return {"label": tree.label(), "children": [tree_to_json(child) for child in tree]}
+    return fold_tree(tree, lambda word: {"word": word}, _json_node)
 
 
 def tree_to_ptb(tree: Union[Tree, str]) -> str:
     """One-line PTB string; brackets in words and tags escaped (`(` → `-LRB-`, ...) so that it reads back."""
-    if isinstance(tree, str):
-        return ptb_escape(tree)
-    return f"({ptb_escape(tree.label())} {' '.join(tree_to_ptb(child) for child in tree)})"
+    return tree_to_string(tree, escape=ptb_escape)
+
+
+def json_line(value: Any) -> str:
+    """`json.dumps(value)` (default separators, ASCII) for dicts, lists and JSON scalars nested to any depth."""
+    parts: List[str] = []
+    stack: List[Tuple[bool, Any]] = [(False, value)]  # (True, literal text) or (False, a value to write)
+    while stack:
+        literal, item = stack.pop()
+        if literal:
+            parts.append(item)
+        elif isinstance(item, dict):
+            parts.append("{")
+            stack.append((True, "}"))
+            entries = list(item.items())
+            for position in range(len(entries) - 1, -1, -1):
+                key, entry = entries[position]
+                stack.append((False, entry))
+                key = key if isinstance(key, str) else json.dumps(key)  # as json.dumps writes 1, true, null keys
+                stack.append((True, ("" if position == 0 else ", ") + json.dumps(key) + ": "))
+        elif isinstance(item, (list, tuple)):
+            parts.append("[")
+            stack.append((True, "]"))
+            for position in range(len(item) - 1, -1, -1):
+                stack.append((False, item[position]))
+                if position:
+                    stack.append((True, ", "))
+        else:
+            parts.append(json.dumps(item))
+    return "".join(parts)
 
 
 @Predictor.register("hash_parser")
@@ -45,3 +80,6 @@ class HashParserPredictor(CodesPredictor):
     def task_json(self, output: Dict[str, Any]) -> JsonDict:
         tree = output["nltk_trees"]
         return {"tree": tree_to_ptb(tree), "tree_json": tree_to_json(tree)}
+
+    def dump_line(self, outputs: JsonDict) -> str:
+        return json_line(outputs) + "\n"
