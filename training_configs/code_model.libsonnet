@@ -30,6 +30,6 @@ function(train, dev, model, lr, dropout, validation_metric)
       beta: 0,
       two_views: false,
     },
-  } + common.training(lr, validation_metric, [".*"]) + {
+  } + common.training(lr, validation_metric, [".*"], plm_input=false) + {
     trainer+: { num_epochs: env.num("EPOCHS", 20) },
   }

@@ -46,14 +46,18 @@ local env = import 'env.libsonnet';
       objective: env.str("OBJECTIVE", "hash"),
     },
   },
-  // Everything outside dataset_reader / model / data paths.
-  training(lr, validation_metric, head_params):: {
-    data_loader: {
-      batch_sampler: { type: "token_budget", max_tokens: env.num("MAX_TOKENS", 1024) },
-    },
-    validation_data_loader: {
-      batch_sampler: { type: "token_budget", max_tokens: env.num("MAX_TOKENS", 1024), shuffle: false },
-    },
+  // Batches of at most MAX_TOKENS words (paper §4.1: 1024); with a PLM also at most MAX_SUBTOKENS padded sub-tokens
+  // (batch size × longest sentence in word pieces: what the PLM's memory follows), sorted by sub-tokens.
+  batches(plm_input, shuffle):: {
+    type: "token_budget",
+    max_tokens: env.num("MAX_TOKENS", 1024),
+    [if plm_input then "max_subtokens"]: env.num("MAX_SUBTOKENS", 2048),
+    [if !shuffle then "shuffle"]: false,
+  },
+  // Everything outside dataset_reader / model / data paths; plm_input false for the validation stage (codes).
+  training(lr, validation_metric, head_params, plm_input=true):: {
+    data_loader: { batch_sampler: $.batches(plm_input, true) },
+    validation_data_loader: { batch_sampler: $.batches(plm_input, false) },
     trainer: {
       optimizer: {
         type: "adamw",
@@ -67,7 +71,7 @@ local env = import 'env.libsonnet';
       grad_norm: env.num("GRAD_NORM", 1.0),
       validation_metric: validation_metric,
       cuda_device: env.num("CUDA_DEVICE", -1),
-      callbacks: [{ type: "console_logger" }, { type: "parameter_count" }],
+      callbacks: [{ type: "console_logger" }, { type: "parameter_count" }, { type: "throughput" }],
       // CHECKPOINT_EVERY: also save a checkpoint every N batches, so `allennlp train --recover` resumes mid-epoch.
       [if env.has("CHECKPOINT_EVERY") then "checkpointer"]: { save_every_num_batches: env.num("CHECKPOINT_EVERY", 0) },
     },

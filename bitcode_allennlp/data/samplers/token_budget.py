@@ -1,9 +1,13 @@
-"""Batches by a token budget: keep collating sentences until the batch would exceed `max_tokens` words.
+"""Batches by a token budget: keep collating sentences until the batch would exceed `max_tokens` words, or the
+padded sub-token tensor of the PLM would exceed `max_subtokens`.
 
 Where this sits in the pipeline: between the dataset reader and the model, as the `batch_sampler` of AllenNLP's
 `MultiProcessDataLoader`, for both stages (hashing and validation). The paper (§4.1) batches this way
 because the contrastive hash loss is computed over the words of a batch, not its sentences: a batch of 1024
-words gives every word about the same number of negatives whatever the sentence lengths.
+words gives every word about the same number of negatives whatever the sentence lengths. Memory, however, follows
+the PLM's padded sub-token tensor (batch size × longest sentence in word pieces): a 4-word EWT sentence with a URL
+has 160 word pieces, and hundreds of short sentences sorted next to it by words were padded to 160 pieces each.
+`max_subtokens` bounds that tensor, and batches are then sorted by sub-tokens, so both budgets hold.
 
 How AllenNLP drives a batch sampler (2.10.1, `allennlp/data/data_loaders/multiprocess_data_loader.py`),
 and what follows for this class:
@@ -45,8 +49,8 @@ class TokenBudgetBatchSampler(BatchSampler):
 
     Instances are (optionally) sorted by a noisy length so that a batch holds sentences of similar length,
     then packed greedily in that order: a sentence joins the current batch when the batch stays within
-    `max_tokens`, otherwise it starts the next batch. The batches are then shuffled. A sentence longer than
-    `max_tokens` forms a batch of its own; it is never dropped and never an error.
+    `max_tokens` (and `max_subtokens`, when given), otherwise it starts the next batch. The batches are then
+    shuffled. A sentence over either budget forms a batch of its own; it is never dropped and never an error.
 
     Registered as a `BatchSampler` with name "token_budget".
 
@@ -64,6 +68,15 @@ class TokenBudgetBatchSampler(BatchSampler):
         How a batch is measured. `"words"`: the sum of the sizes of its sentences must be at most
         `max_tokens` (the paper's definition). `"padded"`: batch size × its longest sentence must be at
         most `max_tokens` (the padded tensor size, as AllenNLP's `MaxTokensBatchSampler` counts).
+    max_subtokens : `int`, optional (default = `None`)
+        A second budget, on the padded sub-token tensor: batch size × the batch's longest sentence in sub-tokens
+        must be at most `max_subtokens`; whichever budget binds first closes a batch. With it, instances are
+        sorted by sub-tokens (not words). An instance's sub-tokens are read from its indexed `TextField` (the
+        first sorting key): the largest padding length of a `*token_ids` key, which for AllenNLP's transformer
+        indexers is the word pieces with special tokens (and the extra ones that folding at `max_length` adds).
+        A field that is not indexed yet, or has no such key (codes, single ids), counts its words. Instances
+        are indexed before batching in `MultiProcessDataLoader` (training, validation, `allennlp evaluate`) and
+        in `allennlp hash-corpus`.
     shuffle : `bool`, optional (default = `True`)
         Shuffle the order of the batches. With `sort_by_length=False` the instances are also shuffled
         before packing. With `shuffle=False` batching is deterministic: `padding_noise` is ignored and the
@@ -84,6 +97,7 @@ class TokenBudgetBatchSampler(BatchSampler):
     def __init__(
         self,
         max_tokens: int = 1024,
+        max_subtokens: Optional[int] = None,
         sorting_keys: Optional[List[str]] = None,
         count: str = "words",
         shuffle: bool = True,
@@ -93,11 +107,14 @@ class TokenBudgetBatchSampler(BatchSampler):
     ) -> None:
         if max_tokens < 1:
             raise ConfigurationError(f"max_tokens must be at least 1, got {max_tokens}")
+        if max_subtokens is not None and max_subtokens < 1:
+            raise ConfigurationError(f"max_subtokens must be at least 1, got {max_subtokens}")
         if count not in _COUNTS:
             raise ConfigurationError(f"count must be one of {_COUNTS}, got {count!r}")
         if padding_noise < 0:
             raise ConfigurationError(f"padding_noise must be non-negative, got {padding_noise}")
         self.max_tokens = max_tokens
+        self.max_subtokens = max_subtokens
         self.sorting_keys = list(sorting_keys) if sorting_keys else None
         self.count = count
         self.shuffle = shuffle
@@ -105,7 +122,7 @@ class TokenBudgetBatchSampler(BatchSampler):
         self.padding_noise = padding_noise if (shuffle and sort_by_length) else 0.0
         self.drop_last = drop_last
         # The batches of the next epoch, drawn by `get_num_batches` so that `len(data_loader)` is exact:
-        # (sizes of the instances they were drawn for, batches).
+        # (words then sub-tokens of the instances they were drawn for, batches).
         self._planned: Optional[Tuple[Tuple[int, ...], List[List[int]]]] = None
         self._warned_long = False
 
@@ -127,6 +144,7 @@ class TokenBudgetBatchSampler(BatchSampler):
         self.sorting_keys = [longest_name]
 
     def _sizes(self, instances: Sequence[Instance]) -> List[int]:
+        """Each instance's size in words (the largest of its sorting keys' lengths)."""
         if not self.sorting_keys:
             self._guess_sorting_keys(instances)
             logger.info(f"TokenBudgetBatchSampler measures instances by {self.sorting_keys}")
@@ -143,54 +161,85 @@ class TokenBudgetBatchSampler(BatchSampler):
             sizes.append(size)
         return sizes
 
-    # -------------------------------------------------------------------------------------- packing
-    def _cost(self, total: int, longest: int, num: int) -> int:
-        return total if self.count == "words" else longest * num
+    def _subtoken_sizes(self, instances: Sequence[Instance], sizes: List[int]) -> List[int]:
+        """Each instance's sub-tokens (see `max_subtokens`); its words when its field is not indexed."""
+        name = self.sorting_keys[0]  # type: ignore[index]
+        subtokens = []
+        for instance, size in zip(instances, sizes):
+            field = instance.fields[name]
+            pieces = 0
+            if isinstance(field, TextField) and field._indexed_tokens is not None:
+                pieces = max((length for key, length in field.get_padding_lengths().items()
+                              if key.endswith("token_ids")), default=0)
+            subtokens.append(max(pieces, size))
+        return subtokens
 
-    def _pack(self, order: List[int], sizes: List[int]) -> List[List[int]]:
-        """Greedy packing of `order` (indices into `sizes`) under the budget."""
+    def _measure(self, instances: Sequence[Instance]) -> Tuple[List[int], List[int]]:
+        """(words, sub-tokens) per instance; sub-tokens are the words when there is no `max_subtokens`."""
+        sizes = self._sizes(instances)
+        return sizes, (self._subtoken_sizes(instances, sizes) if self.max_subtokens is not None else sizes)
+
+    # -------------------------------------------------------------------------------------- packing
+    def _fits(self, total: int, longest: int, longest_pieces: int, num: int) -> bool:
+        """Whether a batch of `num` instances with these words (sum, max) and max sub-tokens is within budget."""
+        words = total if self.count == "words" else longest * num
+        if words > self.max_tokens:
+            return False
+        return self.max_subtokens is None or longest_pieces * num <= self.max_subtokens
+
+    def _full(self, total: int, longest: int, longest_pieces: int, num: int) -> bool:
+        """Whether a batch reached a budget exactly (a last batch that does is complete, see `drop_last`)."""
+        words = total if self.count == "words" else longest * num
+        return words >= self.max_tokens or (self.max_subtokens is not None
+                                            and longest_pieces * num >= self.max_subtokens)
+
+    def _pack(self, order: List[int], sizes: List[int], pieces: List[int]) -> List[List[int]]:
+        """Greedy packing of `order` (indices into `sizes`) under the budgets."""
         batches: List[List[int]] = []
         group: List[int] = []
-        total = longest = 0
+        total = longest = longest_pieces = 0
         num_long = 0
         complete = True  # whether `group` was closed by the budget; only matters for the last one
         for index in order:
-            size = sizes[index]
-            if size > self.max_tokens:
+            size, size_pieces = sizes[index], pieces[index]
+            if not self._fits(size, size, size_pieces, 1):
                 # An over-long sentence is a batch of its own, wherever it falls in the order.
                 num_long += 1
                 if group:
                     batches.append(group)
                 batches.append([index])
-                group, total, longest = [], 0, 0
+                group, total, longest, longest_pieces = [], 0, 0, 0
                 continue
-            if group and self._cost(total + size, max(longest, size), len(group) + 1) > self.max_tokens:
+            if group and not self._fits(total + size, max(longest, size), max(longest_pieces, size_pieces),
+                                        len(group) + 1):
                 batches.append(group)
-                group, total, longest = [], 0, 0
+                group, total, longest, longest_pieces = [], 0, 0, 0
             group.append(index)
             total += size
             longest = max(longest, size)
+            longest_pieces = max(longest_pieces, size_pieces)
         if group:
-            complete = self._cost(total, longest, len(group)) >= self.max_tokens
+            complete = self._full(total, longest, longest_pieces, len(group))
             batches.append(group)
         if self.drop_last and batches and not complete:
             batches.pop()
         if num_long and not self._warned_long:
-            logger.warning(
-                f"{num_long} instance(s) are longer than max_tokens={self.max_tokens}; each forms a batch of "
-                "its own (logged once)."
-            )
+            budget = f"max_tokens={self.max_tokens}" + (
+                f" or max_subtokens={self.max_subtokens}" if self.max_subtokens is not None else "")
+            logger.warning(f"{num_long} instance(s) are longer than {budget}; each forms a batch of its own "
+                           "(logged once).")
             self._warned_long = True
         return batches
 
-    def _draw_batches(self, sizes: List[int]) -> List[List[int]]:
+    def _draw_batches(self, sizes: List[int], pieces: List[int]) -> List[List[int]]:
         order = list(range(len(sizes)))
         if self.sort_by_length:
-            noisy = [add_noise_to_value(size, self.padding_noise) for size in sizes]
+            # Sorted by what the tightest tensor costs: sub-tokens when they are budgeted, words otherwise.
+            noisy = [add_noise_to_value(size, self.padding_noise) for size in pieces]
             order.sort(key=lambda i: noisy[i])  # stable: equal sizes keep the data order without noise
         elif self.shuffle:
             random.shuffle(order)
-        batches = self._pack(order, sizes)
+        batches = self._pack(order, sizes, pieces)
         if self.shuffle:
             random.shuffle(batches)
         return batches
@@ -203,12 +252,12 @@ class TokenBudgetBatchSampler(BatchSampler):
         """
         if len(instances) == 0:
             return
-        sizes = self._sizes(instances)
+        sizes, pieces = self._measure(instances)
         planned, self._planned = self._planned, None
-        if planned is not None and planned[0] == tuple(sizes):
+        if planned is not None and planned[0] == tuple(sizes + pieces):
             batches = planned[1]
         else:
-            batches = self._draw_batches(sizes)
+            batches = self._draw_batches(sizes, pieces)
         yield from batches
 
     def get_num_batches(self, instances: Sequence[Instance]) -> int:
@@ -222,9 +271,10 @@ class TokenBudgetBatchSampler(BatchSampler):
         """
         if len(instances) == 0:
             return 0
-        sizes = tuple(self._sizes(instances))
-        if self._planned is None or self._planned[0] != sizes:
-            self._planned = (sizes, self._draw_batches(list(sizes)))
+        sizes, pieces = self._measure(instances)
+        key = tuple(sizes + pieces)
+        if self._planned is None or self._planned[0] != key:
+            self._planned = (key, self._draw_batches(sizes, pieces))
         return len(self._planned[1])
 
     def get_batch_size(self) -> Optional[int]:

@@ -1,0 +1,187 @@
+"""One full training epoch on each shared corpus: peak memory and words/s of the hashing stage (fine-tuned MiniLM,
+two dropout views, Table 6's β) beside allennlp-models' `crf_tagger` on the same PLM and the same data.
+
+    python benchmarks/train_memory.py                        # POS (UD EWT), NER (BTC), parsing (CRAFT, 6,000 trees)
+    python benchmarks/train_memory.py --tasks pos --set MAX_SUBTOKENS=4096   # one task, a config variable changed
+
+Each run is `allennlp train` in a fresh process, one at a time; its peak resident memory comes from the kernel
+(`os.wait4`, the child's `ru_maxrss`), its training words/s from the `throughput` callback (training steps only:
+no validation pass, no checkpointing; both runs also validate once on the whole dev file, which counts towards
+the peak). The anchor is what an AllenNLP user would train on the same PLM: `crf_tagger` with the
+`pretrained_transformer_mismatched` embedder (fine-tuned), one view, `bucket` batches of 32 sentences,
+`huggingface_adamw` at lr 5e-5. For parsing the anchor tags the same CRAFT trees' part of speech (`ptb_hash`).
+Results: `benchmarks/results/train_memory.json` (rewritten after every run; finished runs are kept and not
+rerun unless `--force`) and a markdown table on stdout.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+RESULTS = ROOT / "benchmarks" / "results" / "train_memory.json"
+
+# task: our config, its variables, the anchor's reader and label scheme, the train/dev files.
+TASKS: Dict[str, Dict[str, Any]] = {
+    "pos": {"corpus": "UD EWT (XPOS)", "config": "pos_hash.jsonnet", "env": {"READER": "conllu_pos"},
+            "reader": {"type": "conllu_pos"}, "label_encoding": None, "metric": "accuracy",
+            "train": DATA / "pos/ud_english_ewt/en_ewt-ud-train.conllu",
+            "dev": DATA / "pos/ud_english_ewt/en_ewt-ud-dev.conllu"},
+    "ner": {"corpus": "BTC (CoNLL-2012 layout)", "config": "ner_hash.jsonnet", "env": {},
+            "reader": {"type": "ontonotes_hash", "coding_scheme": "BIOUL"}, "label_encoding": "BIOUL",
+            "metric": "f1-measure-overall",
+            "train": DATA / "ner/btc/conll2012/train", "dev": DATA / "ner/btc/conll2012/development"},
+    "parse": {"corpus": "CRAFT trees", "config": "parse_hash.jsonnet", "env": {},
+              "reader": {"type": "ptb_hash"}, "label_encoding": None, "metric": "evalb_f1",
+              "anchor_metric": "accuracy",
+              "train": DATA / "const/craft/craft-train.tree", "dev": DATA / "const/craft/craft-dev.tree"},
+}
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", default="pos,ner,parse", help="comma-separated: pos, ner, parse")
+    parser.add_argument("--runs", default="ours,anchor", help="comma-separated: ours, anchor")
+    parser.add_argument("--parse-trees", type=int, default=6000, help="CRAFT train trees (default 6,000)")
+    parser.add_argument("--max-instances", type=int, default=None, help="cap train sentences of every task (smoke)")
+    parser.add_argument("--dev-max-instances", type=int, default=None, help="cap dev sentences (smoke)")
+    parser.add_argument("--anchor-batch-size", type=int, default=32, help="sentences per anchor batch (default 32)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="VAR=VALUE", help="config variables for our runs")
+    parser.add_argument("--out", type=Path, default=RESULTS, help=f"results JSON (default {RESULTS})")
+    parser.add_argument("--work", type=Path, default=ROOT / "runs" / "train_memory", help="serialization dirs")
+    parser.add_argument("--force", action="store_true", help="rerun runs already in the results file")
+    return parser.parse_args()
+
+
+def plm_path() -> str:
+    return subprocess.check_output([sys.executable, "-m", "bitcode_allennlp.plm", "minilm"], text=True).strip()
+
+
+def anchor_config(task: Dict[str, Any], plm: str, max_instances, dev_max_instances, batch_size: int) -> Dict:
+    reader = {**task["reader"], "token_policy": "repair",
+              "token_indexers": {"tokens": {"type": "pretrained_transformer_mismatched", "model_name": plm,
+                                            "max_length": 512}}}
+    model = {"type": "crf_tagger",
+             "text_field_embedder": {"token_embedders": {"tokens": {
+                 "type": "pretrained_transformer_mismatched", "model_name": plm, "max_length": 512,
+                 "train_parameters": True}}},
+             "encoder": {"type": "pass_through", "input_dim": 384}, "dropout": 0.1,
+             "include_start_end_transitions": False}
+    if task["label_encoding"]:
+        model.update(label_encoding=task["label_encoding"], constrain_crf_decoding=True, calculate_span_f1=True)
+    return {
+        "dataset_reader": {**reader, **({"max_instances": max_instances} if max_instances else {})},
+        "validation_dataset_reader": {**reader, **({"max_instances": dev_max_instances} if dev_max_instances else {})},
+        "train_data_path": str(task["train"]), "validation_data_path": str(task["dev"]),
+        "model": model,
+        "data_loader": {"batch_sampler": {"type": "bucket", "batch_size": batch_size}},
+        "validation_data_loader": {"batch_sampler": {"type": "bucket", "batch_size": batch_size}},
+        "trainer": {"optimizer": {"type": "huggingface_adamw", "lr": 5e-5, "weight_decay": 0.01},
+                    "num_epochs": 1, "grad_norm": 1.0, "cuda_device": -1,
+                    "callbacks": [{"type": "parameter_count"}, {"type": "throughput"}]},
+        "random_seed": 13370, "numpy_seed": 1337, "pytorch_seed": 133,
+    }
+
+
+def run_train(config: str, serialization_dir: Path, env: Dict[str, str], log: Path) -> Dict[str, Any]:
+    """`allennlp train` in a fresh process; its peak RSS (kernel's ru_maxrss), wall time and final metrics."""
+    if serialization_dir.exists():
+        subprocess.run(["rm", "-rf", str(serialization_dir)], check=True)
+    command = ["allennlp", "train", config, "-s", str(serialization_dir), "--include-package", "bitcode_allennlp"]
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"{' '.join(command)} failed with exit code {code}; see {log}")
+    metrics = json.loads((serialization_dir / "metrics.json").read_text())
+    return {"command": " ".join(f"{k}={v}" for k, v in env.items()) + " " + " ".join(command),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "wall_seconds": round(wall, 1), "metrics": metrics}
+
+
+def machine() -> Dict[str, Any]:
+    import torch
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {"date": datetime.date.today().isoformat(), "python": platform.python_version(), "torch": torch.__version__,
+            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "commit": commit.stdout.strip()}
+
+
+def table(results: Dict[str, Any]) -> str:
+    lines = ["| task | corpus, train sentences | run | peak RSS (MB) | training words/s | training s | dev score |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for key, row in results["runs"].items():
+        task, run = key.split(":")
+        m = row["metrics"]
+        metric = TASKS[task].get("anchor_metric", TASKS[task]["metric"]) if run == "anchor" else TASKS[task]["metric"]
+        score = m.get(f"best_validation_{metric}", m.get(f"validation_{metric}"))
+        lines.append(f"| {task} | {TASKS[task]['corpus']}, {row['train_sentences']:,} | {row['label']} | "
+                     f"{row['peak_rss_mb']:,.0f} | {m.get('training_words_per_second', 0):,.0f} | "
+                     f"{m.get('training_seconds', 0):,.0f} | "
+                     f"{'' if score is None else f'{100 * score:.2f} ({metric})'} |")
+    for task in TASKS:
+        ours, anchor = results["runs"].get(f"{task}:ours"), results["runs"].get(f"{task}:anchor")
+        if ours and anchor:
+            lines.append(f"\n{task}: ours / anchor peak RSS {ours['peak_rss_mb'] / anchor['peak_rss_mb']:.2f}×, "
+                         f"words/s {ours['metrics']['training_words_per_second'] / anchor['metrics']['training_words_per_second']:.2f}×")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    args = parse_args()
+    plm = plm_path()
+    args.work.mkdir(parents=True, exist_ok=True)
+    results = json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
+    results["machine"] = machine()
+    overrides = dict(item.split("=", 1) for item in args.set)
+    for name in args.tasks.split(","):
+        task = TASKS[name]
+        cap = args.parse_trees if name == "parse" else args.max_instances
+        if name == "parse" and args.max_instances:
+            cap = min(cap, args.max_instances)
+        for run in args.runs.split(","):
+            key = f"{name}:{run}"
+            if key in results["runs"] and not args.force:
+                print(f"{key}: kept from {args.out}")
+                continue
+            if run == "ours":
+                env = {"PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
+                       "TOKEN_POLICY": "repair", "EPOCHS": "1", **task["env"], **overrides}
+                if cap:
+                    env["MAX_INSTANCES"] = str(cap)
+                if args.dev_max_instances:
+                    env["DEV_MAX_INSTANCES"] = str(args.dev_max_instances)
+                config = str(ROOT / "training_configs" / task["config"])
+                label = "hashing stage (2 views, fine-tuned)"
+            else:
+                handle, config = tempfile.mkstemp(suffix=".json", prefix=f"anchor_{name}_")
+                with os.fdopen(handle, "w") as file:
+                    json.dump(anchor_config(task, plm, cap, args.dev_max_instances, args.anchor_batch_size), file)
+                env = {}
+                label = f"crf_tagger anchor (1 view, {args.anchor_batch_size} sentences)"
+            print(f"{key}: training ...", flush=True)
+            row = run_train(config, args.work / key.replace(":", "_"), env, args.work / f"{key.replace(':', '_')}.log")
+            row.update(label=label, train_sentences=row["metrics"].get("training_sentences", 0))
+            if run == "anchor":
+                row["config"] = json.loads(Path(config).read_text())
+                os.unlink(config)
+            results["runs"][key] = row
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, indent=2) + "\n")
+            print(f"{key}: peak RSS {row['peak_rss_mb']:,.0f} MB, "
+                  f"{row['metrics'].get('training_words_per_second', 0):,.0f} words/s", flush=True)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
