@@ -476,6 +476,70 @@ def extend_self_contained_archives(module: types.ModuleType) -> None:
     APPLIED["self_contained_archives"] = "archives carry the PLM's config and tokenizer and load from them"
 
 
+@_after("allennlp.commands")
+def extend_cli_errors(module: types.ModuleType) -> None:
+    """One error line (and exit status 1) instead of a traceback for a user's error (`common/bad_input.py`)."""
+    if getattr(module.main, "_bitcode_compat", False):
+        return
+    from bitcode_allennlp.common.bad_input import wrap_main
+
+    main = wrap_main(module.main)
+    main._bitcode_compat = True
+    module.main = main
+    APPLIED["cli_errors"] = "allennlp's main prints a user error as one line (BITCODE_DEBUG=1: the traceback)"
+
+
+@_after("allennlp.common.params")
+def extend_config_errors(module: types.ModuleType) -> None:
+    """A jsonnet error as `ConfigurationError` `<config>: <message>` (`common/bad_input.py`)."""
+    if getattr(module.evaluate_file, "_bitcode_compat", False):
+        return
+    from bitcode_allennlp.common.bad_input import wrap_evaluate
+
+    original_file, original_snippet = module.evaluate_file, module.evaluate_snippet
+    _replace_everywhere(original_file, wrap_evaluate(original_file))
+    _replace_everywhere(original_snippet, wrap_evaluate(original_snippet, snippet=True))
+    APPLIED["config_errors"] = "jsonnet errors are ConfigurationError '<config>: <message>'"
+
+
+@_after("allennlp.commands.predict")
+def extend_predict_input(module: types.ModuleType) -> None:
+    """`allennlp predict` checks every input line and names the bad one; `--skip-bad-lines`."""
+    manager = module._PredictManager
+    if getattr(manager._get_json_data, "_bitcode_compat", False):
+        return
+    from bitcode_allennlp.common.bad_input import add_predict_arguments, get_json_data, wrap_predict_run
+
+    get_json_data._bitcode_compat = True
+    manager._get_json_data = get_json_data
+    manager.run = wrap_predict_run(manager.run)
+    module.Predict.add_subparser = add_predict_arguments(module.Predict.add_subparser)
+    APPLIED["predict_input"] = "allennlp predict names bad input lines (file, line, field); --skip-bad-lines"
+
+
+@_after("allennlp.models.archival")
+def extend_archive_errors(module: types.ModuleType) -> None:
+    """A bad `model.tar.gz` raises `ArchiveError` naming it and leaves no temporary folder."""
+    if getattr(module.extracted_archive, "_bitcode_compat", False):
+        return
+    from bitcode_allennlp.common.bad_input import extracted_archive
+
+    module.extracted_archive = extracted_archive
+    APPLIED["archive_errors"] = "an empty, truncated or foreign model.tar.gz raises ArchiveError naming the file"
+
+
+@_after("allennlp.training.util")
+def extend_unstarted_runs(module: types.ModuleType) -> None:
+    """`allennlp train` again into the folder of a run that never reached a checkpoint starts over."""
+    original = module.create_serialization_dir
+    if getattr(original, "_bitcode_compat", False):
+        return
+    from bitcode_allennlp.common.bad_input import wrap_create_serialization_dir
+
+    _replace_everywhere(original, wrap_create_serialization_dir(original))
+    APPLIED["unstarted_runs"] = "a serialization dir with no checkpoint, left by a failed run, is started over"
+
+
 def _replace_everywhere(original, replacement) -> None:
     """Rebinds every module-level name in allennlp* modules that points at `original` (covers
     `from x import f` copies made before the fix ran)."""

@@ -51,3 +51,28 @@ class DataFormatError(ConfigurationError):
     def location(self) -> str:
         """`"<path>:<line>"` (or just the path), as in an instance's `metadata["source"]`."""
         return self.path if self.line is None else f"{self.path}:{self.line}"
+
+
+class ArchiveError(ConfigurationError):
+    """
+    A model archive (`model.tar.gz`) that cannot be read: missing, empty, truncated, not a gzipped tar file, or
+    without `config.json`. `str(error)` is `"<path>: <message>"`.
+
+    # Parameters
+
+    path : `str`
+        The archive as the user gave it.
+    message : `str`
+        What is wrong, without the path.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = str(path)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return type(self), (self.path, self.message)

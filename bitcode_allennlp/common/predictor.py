@@ -4,6 +4,7 @@ Subclasses (`hash_tagger`, `hash_parser`) add their task's output in `task_json`
 the spaCy components (`bitcode_allennlp.spacy_components`), which call `predict_batch_json` with `{"tokens": ...}`.
 Nothing here assumes a PLM or a hash layer: models without codes give no `codes` / `bits`.
 """
+import json
 from typing import Any, Dict, List
 
 from allennlp.common.util import JsonDict
@@ -13,15 +14,35 @@ from allennlp.data.tokenizers import SpacyTokenizer
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
-from bitcode_allennlp.codes import hex_to_bits
+from bitcode_allennlp.codes import hex_to_bits, parse_hex_code
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, with its article: "a string", "a number", "an object", ..."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    names = {str: "a string", int: "a number", float: "a number", list: "an array", dict: "an object"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _describe(json_dict: Dict[str, Any], key: str) -> str:
+    return f"keys {sorted(json_dict)}" if key not in json_dict else f'"{key}" as {_json_type(json_dict[key])}'
 
 
 class CodesPredictor(Predictor):
     """
     Input `{"sentence": "raw text"}` (tokenized by spaCy without a downloaded model: `spacy.blank`) or
-    `{"tokens": ["pre", "tokenized"]}`; validation-stage models `{"codes": [...], "words": [...]}`. Output `words`, the task's output, and for models with codes `codes`
-    (hex per word) and `bits` (K 0/1 values per word, bit i = head i). An input without words gets empty outputs
-    without running the model.
+    `{"tokens": ["pre", "tokenized"]}`; validation-stage models `{"codes": [...], "words": [...]}`. Output `words`,
+    the task's output, and for models with codes `codes` (hex per word) and `bits` (K 0/1 values per word, bit i =
+    head i). An input without words gets empty outputs without running the model. A malformed input raises
+    `ValueError` naming the field (`check_input`): tokens must be non-blank strings, codes strict K-bit hex.
 
     # Parameters
 
@@ -36,25 +57,63 @@ class CodesPredictor(Predictor):
         super().__init__(model, dataset_reader)
         self._tokenizer = SpacyTokenizer(language=language)
 
-    def words(self, json_dict: JsonDict) -> List[str]:
+    def check_input(self, json_dict: Any) -> None:
+        """
+        Raises `ValueError` naming the field for an input this predictor cannot read: not an object; `"tokens"`
+        not a list, a token that is not a string, empty or only whitespace (the readers reject those too);
+        `"sentence"` not a string; `"codes"` not a list of hex codes of the model's K (`parse_hex_code`, strict);
+        `"words"` not one string per code. `allennlp predict` calls it for every input line before predicting
+        (`bitcode_allennlp.common.bad_input`); `instance` calls it for every input.
+        """
+        if not isinstance(json_dict, dict):
+            raise ValueError(f"expected a JSON object, got {_json_type(json_dict)}")
+        if getattr(self._dataset_reader, "reads_codes", False):
+            codes = json_dict.get("codes")
+            if not isinstance(codes, list):
+                raise ValueError('a validation-stage model reads codes: expected {"codes": ["a3f00c", ...]} (and '
+                                 f'optionally "words"), got {_describe(json_dict, "codes")}')
+            num_bits = getattr(self._dataset_reader, "num_bits", None) or self._num_bits()
+            for index, code in enumerate(codes):
+                try:
+                    parse_hex_code(code, num_bits)
+                except ValueError as error:
+                    raise ValueError(f'"codes"[{index}]: {error}') from None
+            words = json_dict.get("words")
+            if words is not None and (not isinstance(words, list) or len(words) != len(codes)
+                                      or not all(isinstance(word, str) for word in words)):
+                raise ValueError(f'"words" must be a list of {len(codes)} strings, one per code')
+            return
         if "tokens" in json_dict:
-            return [str(token) for token in json_dict["tokens"]]
-        if "sentence" in json_dict:
-            return [token.text for token in self._tokenizer.tokenize(json_dict["sentence"])]
-        raise ValueError(f'expected {{"sentence": ...}} or {{"tokens": [...]}}, got keys {sorted(json_dict)}')
+            tokens = json_dict["tokens"]
+            if not isinstance(tokens, list):
+                raise ValueError(f'"tokens" must be a list of strings, got {_json_type(tokens)} {_short(tokens)}')
+            for index, token in enumerate(tokens):
+                if not isinstance(token, str):
+                    raise ValueError(f'"tokens"[{index}] is {_json_type(token)} {_short(token)}, expected a string')
+                if not token.strip():
+                    raise ValueError(f'"tokens"[{index}] {token!r} is ' + ("empty" if not token else "only whitespace"))
+        elif "sentence" in json_dict:
+            if not isinstance(json_dict["sentence"], str):
+                raise ValueError(f'"sentence" must be a string, got {_json_type(json_dict["sentence"])}')
+        else:
+            raise ValueError(f'expected {{"sentence": ...}} or {{"tokens": [...]}}, got keys {sorted(json_dict)}')
+
+    def words(self, json_dict: JsonDict) -> List[str]:
+        self.check_input(json_dict)
+        if "tokens" in json_dict:
+            return list(json_dict["tokens"])
+        return [token.text for token in self._tokenizer.tokenize(json_dict["sentence"])]
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         return self.instance(json_dict)
 
     def instance(self, json_dict: JsonDict, **kwargs) -> Instance:
-        """The reader's instance of one input; a validation-stage model (reader `binary_codes`) reads
-        `{"codes": ["a3f00c", ...], "words": [...]}` (words optional, for display only)."""
+        """The reader's instance of one input (checked by `check_input`); a validation-stage model (reader
+        `binary_codes`) reads `{"codes": ["a3f00c", ...], "words": [...]}` (words optional, for display only)."""
         if getattr(self._dataset_reader, "reads_codes", False):
-            if "codes" not in json_dict:
-                raise ValueError('a validation-stage model reads codes: expected {"codes": ["a3f00c", ...]} (and '
-                                 f'optionally "words"), got keys {sorted(json_dict)}')
+            self.check_input(json_dict)
             return self._dataset_reader.text_to_instance(  # type: ignore
-                [str(code) for code in json_dict["codes"]], words=json_dict.get("words"), **kwargs)
+                list(json_dict["codes"]), words=json_dict.get("words"), **kwargs)
         return self._dataset_reader.text_to_instance(self.words(json_dict), **kwargs)  # type: ignore
 
     def predict_instance(self, instance: Instance) -> JsonDict:

@@ -1,0 +1,333 @@
+"""Bad input through the `allennlp` command: one clear error line instead of a traceback, checked predict input,
+readable archive errors, config variables named in errors, and reruns of runs that never started.
+
+`bitcode_allennlp.compat` applies each part when the AllenNLP module it changes is first imported (the extensions
+``cli_errors``, ``config_errors``, ``predict_input``, ``archive_errors``, ``unstarted_runs``):
+
+* `wrap_main` (``allennlp.commands.main``): a `ConfigurationError` (which includes our `DataFormatError` and
+  `ArchiveError`) or a missing / unreadable file prints ``allennlp <command>: error: <message>`` and a hint line
+  on stderr and exits with status 1. `BITCODE_DEBUG=1` (or AllenNLP's own `ALLENNLP_DEBUG=1`) re-raises instead,
+  with the full traceback. Every other exception (a bug) keeps its traceback.
+* `wrap_evaluate` (``allennlp.common.params``): a jsonnet error becomes a `ConfigurationError`
+  ``<config file>: <jsonnet's message>``; `training_configs/env.libsonnet` makes that message name the variable
+  (``environment variable K="abc" is not a number``).
+* `get_json_data` (``allennlp predict``'s `_PredictManager`): input lines are read as UTF-8 JSON objects and checked
+  by the predictor's `check_input` (`bitcode_allennlp.common.predictor`). A bad line is a `DataFormatError`
+  ``<input>, line <n>: <what is wrong>``; every line of an input file is checked before the first prediction, so a
+  failed run writes no predictions (an output file left empty is removed). ``--skip-bad-lines`` (added to
+  ``allennlp predict``) instead logs each bad line as a warning, predicts the others, and ends with a count.
+* `extracted_archive` (``allennlp.models.archival``): an empty, truncated or non-tar.gz `model.tar.gz`, or one
+  without `config.json`, raises `ArchiveError` ``<archive>: <what is wrong>`` and leaves no temporary folder.
+* `wrap_create_serialization_dir` (``allennlp.training.util``): a serialization directory that holds only what a
+  run writes before its first checkpoint (`config.json`, `meta.json`, `vocabulary/`, `*.log`) is removed, with a
+  warning, when `allennlp train` is run again without `--recover` / `--force`: that run never started, there is
+  nothing to recover. A directory with a checkpoint, weights, metrics or anything else is kept, and the error says
+  what to do (`--recover` continues, `--force` starts over).
+"""
+import contextvars
+import json
+import logging
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+import zlib
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
+
+from allennlp.common.checks import ConfigurationError
+
+from bitcode_allennlp.common.errors import ArchiveError, DataFormatError
+
+logger = logging.getLogger(__name__)
+
+DEBUG_VARIABLES = ("BITCODE_DEBUG", "ALLENNLP_DEBUG")
+"""Either one set (to anything but empty or `0`) shows the full traceback of an error of the `allennlp` command."""
+
+USER_ERRORS = (ConfigurationError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+"""Errors about the user's input, printed as one line; everything else keeps its traceback."""
+
+UNSTARTED_ENTRIES = ("config.json", "meta.json", "vocabulary")
+"""What `allennlp train` writes into a serialization directory before its first checkpoint (and `*.log`)."""
+
+
+# ------------------------------------------------------------------------------------------------ the command
+
+
+def debug() -> bool:
+    """Whether `BITCODE_DEBUG` or `ALLENNLP_DEBUG` asks for full tracebacks."""
+    return any(os.environ.get(name, "") not in ("", "0") for name in DEBUG_VARIABLES)
+
+
+def error_message(error: BaseException) -> str:
+    """What the user reads about `error`: its message, or for an OS error `<file>: <reason>`."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error) or type(error).__name__
+
+
+def command_name(argv: List[str]) -> str:
+    """The subcommand of an `allennlp` command line (`train`, `predict`, ...), or "" when none is given."""
+    return next((arg for arg in argv if not arg.startswith("-")), "")
+
+
+def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
+    """`allennlp.commands.main`, printing a user error as two lines on stderr and exiting with status 1."""
+
+    def main(prog: Optional[str] = None) -> None:
+        try:
+            original(prog)
+        except USER_ERRORS as error:
+            if debug():
+                raise
+            command = " ".join(part for part in (prog or "allennlp", command_name(sys.argv[1:])) if part)
+            sys.stderr.write(f"{command}: error: {error_message(error)}\n"
+                             f"(set BITCODE_DEBUG=1 for the full traceback)\n")
+            sys.stderr.flush()
+            raise SystemExit(1) from None
+
+    main.__doc__ = original.__doc__
+    main.__wrapped__ = original  # type: ignore[attr-defined]
+    return main
+
+
+# ------------------------------------------------------------------------------------------------ configs
+
+
+def jsonnet_message(text: str) -> str:
+    """The first line of a jsonnet error without its `RUNTIME ERROR: ` prefix, and where it happened unless the
+    message is one of `env.libsonnet`'s (which name the variable)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return text
+    first = lines[0]
+    for prefix in ("RUNTIME ERROR: ", "STATIC ERROR: "):
+        if first.startswith(prefix):
+            first = first[len(prefix):]
+    if not first.startswith("environment variable ") and len(lines) > 1 and text.startswith("RUNTIME ERROR"):
+        first += f" (at {lines[1].split()[0]})"
+    return first
+
+
+def wrap_evaluate(original: Callable[..., str], snippet: bool = False) -> Callable[..., str]:
+    """jsonnet's `evaluate_file` (or `evaluate_snippet`, the `--overrides`) raising `ConfigurationError`
+    `<file>: <message>` instead of a multi-line `RuntimeError`."""
+
+    def evaluate(filename: str, *args: Any, **kwargs: Any) -> str:
+        try:
+            return original(filename, *args, **kwargs)
+        except RuntimeError as error:
+            where = "--overrides" if snippet else filename
+            raise ConfigurationError(f"{where}: {jsonnet_message(str(error))}") from error
+
+    evaluate.__wrapped__ = original  # type: ignore[attr-defined]
+    evaluate._bitcode_compat = True  # type: ignore[attr-defined]
+    return evaluate
+
+
+# ------------------------------------------------------------------------------------------------ predict
+
+_SKIP_BAD_LINES: "contextvars.ContextVar[bool]" = contextvars.ContextVar("skip_bad_lines", default=False)
+
+
+def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`Predict.add_subparser`, adding `--skip-bad-lines`."""
+
+    def add_subparser(self, parser):
+        subparser = original(self, parser)
+        subparser.add_argument("--skip-bad-lines", action="store_true",
+                               help="skip input lines that are not a valid JSON input (each is logged with its "
+                                    "line number) instead of failing before any prediction")
+        predict = subparser.get_default("func")
+
+        def func(args):
+            token = _SKIP_BAD_LINES.set(bool(getattr(args, "skip_bad_lines", False)))
+            try:
+                return predict(args)
+            finally:
+                _SKIP_BAD_LINES.reset(token)
+
+        subparser.set_defaults(func=func)
+        return subparser
+
+    add_subparser.__wrapped__ = original  # type: ignore[attr-defined]
+    return add_subparser
+
+
+def _raw_lines(input_file: str) -> Iterator[Tuple[int, Union[str, DataFormatError]]]:
+    """`(line number, text)` of the predict input (`-` is stdin); invalid UTF-8 gives a `DataFormatError`."""
+    from allennlp.common.file_utils import cached_path, open_compressed
+
+    if input_file == "-":
+        path = "<stdin>"
+        lines: Any = (line.encode("utf-8", "surrogateescape") for line in sys.stdin)
+        handle = None
+    else:
+        path = input_file
+        handle = open_compressed(cached_path(input_file), "rb", encoding=None)
+        lines = handle
+    try:
+        for number, raw in enumerate(lines, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                yield number, DataFormatError(path, number, f"invalid UTF-8 (byte {error.start + 1} of the line)")
+                continue
+            yield number, text[1:] if number == 1 and text.startswith("\ufeff") else text
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def checked_inputs(predictor: Any, input_file: str) -> Iterator[Union[Any, DataFormatError]]:
+    """Each non-blank line of `input_file` as the predictor's input, or the `DataFormatError` that says why not."""
+    path = "<stdin>" if input_file == "-" else input_file
+    check = getattr(predictor, "check_input", None)
+    for number, text in _raw_lines(input_file):
+        if isinstance(text, DataFormatError):
+            yield text
+            continue
+        if not text.strip():
+            continue
+        try:
+            try:
+                data = predictor.load_line(text)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"not JSON ({error.msg} at column {error.colno})") from None
+            if check is not None:
+                check(data)
+            elif not isinstance(data, dict):
+                raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        except (ValueError, TypeError) as error:
+            yield DataFormatError(path, number, str(error))
+            continue
+        yield data
+
+
+def get_json_data(self) -> Iterator[Any]:
+    """`_PredictManager._get_json_data`, checked (see the module docstring)."""
+    skip = getattr(self, "skip_bad_lines", None)
+    skip = _SKIP_BAD_LINES.get() if skip is None else skip
+    if not skip and self._input_file != "-":
+        for item in checked_inputs(self._predictor, self._input_file):  # every line, before any prediction
+            if isinstance(item, DataFormatError):
+                raise _with_hint(item)
+    bad: List[DataFormatError] = []
+    for item in checked_inputs(self._predictor, self._input_file):
+        if not isinstance(item, DataFormatError):
+            yield item
+        elif skip:
+            logger.warning("%s (skipped)", item)
+            bad.append(item)
+        else:
+            raise _with_hint(item)
+    if bad:
+        lines = ", ".join(str(error.line) for error in bad[:10]) + (", ..." if len(bad) > 10 else "")
+        logger.warning("%s: skipped %d bad line(s) (%s %s); first: %s", bad[0].path, len(bad),
+                       "line" if len(bad) == 1 else "lines", lines, bad[0].message)
+
+
+def _with_hint(error: DataFormatError) -> DataFormatError:
+    return DataFormatError(error.path, error.line, f"{error.message} (--skip-bad-lines skips bad lines)")
+
+
+def wrap_predict_run(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    """`_PredictManager.run`, removing an output file left empty by a bad input."""
+
+    def run(self) -> None:
+        try:
+            original(self)
+        except DataFormatError:
+            output = getattr(self, "_output_file", None)
+            if output is not None:
+                output.close()
+                if os.path.isfile(output.name) and os.path.getsize(output.name) == 0:
+                    os.remove(output.name)
+            raise
+
+    run.__wrapped__ = original  # type: ignore[attr-defined]
+    return run
+
+
+# ------------------------------------------------------------------------------------------------ archives
+
+
+def _archive_problem(path: str, error: BaseException) -> str:
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        return "the archive is empty (0 bytes); train the model again or copy the archive again"
+    if isinstance(error, EOFError) or "unexpected end of data" in str(error):
+        return "the archive is truncated (it ends before its data does); copy the archive again or train again"
+    if isinstance(error, tarfile.ReadError) and "gzip" in str(error):
+        return "not a model archive (not a gzipped tar file)"
+    if isinstance(error, OSError) and error.strerror:
+        return f"cannot extract the archive ({error.strerror})"
+    return f"not a readable model archive ({error_message(error)})"
+
+
+def extract_archive(path: str, directory: str) -> None:
+    """Extracts a model archive into `directory`; raises `ArchiveError` naming `path` if it is not one."""
+    try:
+        with tarfile.open(path, "r:gz") as archive:
+            archive.extractall(directory)
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
+        raise ArchiveError(path, _archive_problem(path, error)) from error
+    if not os.path.isfile(os.path.join(directory, "config.json")):
+        raise ArchiveError(path, "not a model archive (no config.json inside)")
+
+
+@contextmanager
+def extracted_archive(resolved_archive_file: str, cleanup: bool = True) -> Iterator[str]:
+    """AllenNLP's `extracted_archive` with `ArchiveError` for a bad archive and no temporary folder left behind
+    when extraction fails (AllenNLP's `load_archive` uses `cleanup=False` and removes the folder itself)."""
+    tempdir = tempfile.mkdtemp()
+    try:
+        logger.info("extracting archive file %s to temp dir %s", resolved_archive_file, tempdir)
+        extract_archive(str(resolved_archive_file), tempdir)
+    except BaseException:
+        shutil.rmtree(tempdir, ignore_errors=True)
+        raise
+    try:
+        yield tempdir
+    finally:
+        if cleanup:
+            shutil.rmtree(tempdir, ignore_errors=True)
+
+
+extracted_archive._bitcode_compat = True  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------------------------------ train
+
+
+def unstarted_run(serialization_dir: str) -> bool:
+    """True for a non-empty directory that holds only what `allennlp train` writes before its first checkpoint."""
+    if not os.path.isdir(serialization_dir):
+        return False
+    entries = os.listdir(serialization_dir)
+    return bool(entries) and "config.json" in entries and all(
+        entry in UNSTARTED_ENTRIES or entry.endswith(".log") for entry in entries)
+
+
+def wrap_create_serialization_dir(original: Callable[..., None]) -> Callable[..., None]:
+    """`allennlp.training.util.create_serialization_dir`, removing a run that never started (module docstring)."""
+
+    def create_serialization_dir(params, serialization_dir, recover: bool, force: bool) -> None:
+        if not recover and not force and unstarted_run(str(serialization_dir)):
+            logger.warning("%s holds only the start of a run that stopped before its first checkpoint (%s): "
+                           "removing it and starting over", serialization_dir,
+                           ", ".join(sorted(os.listdir(serialization_dir))))
+            shutil.rmtree(serialization_dir)
+        try:
+            original(params, serialization_dir, recover, force)
+        except ConfigurationError as error:
+            if "--recover" not in str(error) or recover:
+                raise
+            raise ConfigurationError(
+                f"{serialization_dir} already holds a run (it has checkpoints or files of its own): --recover "
+                "continues that run, --force deletes the folder and starts over, or choose another -s") from None
+
+    create_serialization_dir.__doc__ = original.__doc__
+    create_serialization_dir.__wrapped__ = original  # type: ignore[attr-defined]
+    create_serialization_dir._bitcode_compat = True  # type: ignore[attr-defined]
+    return create_serialization_dir
