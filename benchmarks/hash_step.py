@@ -196,6 +196,9 @@ class Setup:
         self.padded = [int(util.get_text_field_mask(b["tokens"]).numel()) for b in self.batches]
         self.wordpieces = [int(b["tokens"]["tokens"]["wordpiece_mask"].sum())
                            if "wordpiece_mask" in b["tokens"]["tokens"] else None for b in self.batches]
+        # What the PLM's memory follows: the padded sub-token tensor (sentences × longest in word pieces).
+        self.padded_pieces = [int(b["tokens"]["tokens"]["token_ids"].numel()) if "token_ids" in b["tokens"]["tokens"]
+                              else self.padded[i] for i, b in enumerate(self.batches)]
 
     def schedule(self, step: int) -> Dict[str, Any]:
         """The batch of step `step` (warm-up steps first); cycles when the data has fewer batches."""
@@ -569,7 +572,8 @@ def run_memory_probe(args: argparse.Namespace) -> None:
     variant = args.memory_probe
     setup = Setup(args)
     model, optimizer, grad_norm = build_model(setup, variant)
-    order = sorted(range(len(setup.batches)), key=lambda i: -setup.padded[i])[: max(1, args.memory_steps)]
+    # The largest batches by padded sub-tokens (not padded words: a few short sentences of many pieces cost more).
+    order = sorted(range(len(setup.batches)), key=lambda i: -setup.padded_pieces[i])[: max(1, args.memory_steps)]
     rss_before = proc_status_mb("VmRSS")
     # VmHWM belongs to this process's own address space (new at exec); ru_maxrss would also carry the peak of
     # the parent benchmark process, which Linux passes on at fork/exec.
@@ -589,7 +593,7 @@ def run_memory_probe(args: argparse.Namespace) -> None:
         "step_peak_increase_mb": None if peak is None or rss_before is None else peak - rss_before,
         "loading_peak_rss_mb": loading_peak,
         "peak_memory_kind": f"{how}; {len(order) + 1} steps on the largest batches "
-                            f"({max(setup.padded[i] for i in order)} padded words)",
+                            f"({max(setup.padded_pieces[i] for i in order)} padded sub-tokens)",
     }))
 
 

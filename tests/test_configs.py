@@ -60,7 +60,7 @@ def test_registered_names_resolve():
         TokenIndexer: ["binary_code"],
         TokenEmbedder: ["binary_code"],
         Subcommand: ["hash-corpus", "bits"],
-        TrainerCallback: ["parameter_count"],
+        TrainerCallback: ["parameter_count", "throughput"],
         Model: ["hash_crf_tagger", "hash_span_parser"],
         Seq2SeqEncoder: ["hash_transformer"],
         ContrastiveHashLoss: ["contrastive_hash"],
@@ -72,3 +72,43 @@ def test_registered_names_resolve():
     for base, names in expected.items():
         for name in names:
             assert base.resolve_class_name(name)[0].__module__.startswith("bitcode_allennlp"), (base, name)
+
+
+HASHING = [c for c in SHIPPED if "_hash" in c]
+CODES = [c for c in SHIPPED if "_code" in c]
+
+
+@pytest.mark.parametrize("config", SHIPPED)
+def test_batches_bound_padded_subtokens_only_with_a_plm(config, monkeypatch):
+    monkeypatch.setenv("MAX_SUBTOKENS", "3000")
+    params = Params.from_file(str(CONFIGS / config))
+    for loader in ("data_loader", "validation_data_loader"):
+        sampler = params[loader]["batch_sampler"]
+        assert sampler["type"] == "token_budget" and sampler["max_tokens"] == 1024
+        # codes have no sub-tokens: a padded budget there would change the validation stage's batches
+        assert sampler.get("max_subtokens") == (3000 if config in HASHING else None)
+    assert params["validation_data_loader"]["batch_sampler"]["shuffle"] is False
+
+
+@pytest.mark.parametrize("config", HASHING)
+def test_beta_zero_baseline_trains_two_views(config, monkeypatch):
+    """Algorithm 1 sums two task losses whatever β: the baseline differs by the hash loss alone."""
+    monkeypatch.setenv("BETA", "0")
+    assert Params.from_file(str(CONFIGS / config))["model"]["two_views"] is True
+    monkeypatch.setenv("TWO_VIEWS", "false")
+    assert Params.from_file(str(CONFIGS / config))["model"]["two_views"] is False
+
+
+def test_codes_parser_reads_the_hashing_parsers_fenceposts():
+    assert Params.from_file(str(CONFIGS / "parse_hash.jsonnet"))["model"]["boundary"] == "split"
+    assert Params.from_file(str(CONFIGS / "parse_code.jsonnet"))["model"]["boundary"] == "split"
+
+
+def test_code_dim_256_is_the_papers_validation_model_size(monkeypatch):
+    """Paper Table 1: 0.6M parameters for the POS/NER validation model; 45 tags as the PTB / EWT XPOS tag set."""
+    monkeypatch.setenv("CODE_DIM", "256")
+    params = Params.from_file(str(CONFIGS / "pos_code.jsonnet"))
+    vocab = Vocabulary()
+    vocab.add_tokens_to_namespace([f"T{i}" for i in range(45)], "labels")
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    assert 550_000 < sum(p.numel() for p in model.parameters()) < 650_000

@@ -10,6 +10,9 @@ code_model(
   dev=env.root + "/fixtures/data/codes/parse.dev.jsonl",
   model={
     type: "hash_span_parser",
+    // The hashing-stage parser's fenceposts (§3.3: "the same task-specific layers"); AllenNLP's
+    // pytorch_transformer reports itself not bidirectional, which would otherwise pick "left".
+    boundary: env.str("BOUNDARY", "split"),
     dropout: env.num("DROPOUT", 0.3),
     span_mlp_dim: env.num("SPAN_MLP_DIM", 500),
     label_mlp_dim: env.num("LABEL_MLP_DIM", 100),
