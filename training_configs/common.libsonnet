@@ -36,6 +36,8 @@ local env = import 'env.libsonnet';
     head_dim: env.num("HEAD_DIM", 64),
     dropout: env.num("DROPOUT", dropout),
     causal: env.bool("CAUSAL", causal),
+    // RESIDUAL=false: no residual around the attention, the literal Eq. 8 (study option; the default keeps it).
+    residual: env.bool("RESIDUAL", true),
   },
   hash_options(beta):: {
     beta: env.num("BETA", beta),

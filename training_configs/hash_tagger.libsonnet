@@ -14,5 +14,9 @@ function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metri
       encoder: common.hash_encoder(dropout),
       label_encoding: label_encoding,
       dropout: env.num("DROPOUT", dropout),
+      task_loss: env.str("TASK_LOSS", "mean"),
+      // Beyond the paper: CODE_HEAD > 0 adds a code-reading head on sign(s) (straight-through), weight CODE_HEAD.
+      code_head_weight: env.num("CODE_HEAD", 0),
+      code_head_dim: env.num("CODE_HEAD_DIM", 256),
     },
   } + common.training(lr, validation_metric, ["^encoder\\.", "^tag_projection\\.", "^crf\\."])

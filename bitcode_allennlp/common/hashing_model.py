@@ -29,6 +29,19 @@ def word_identity(word: str) -> int:
     return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little") >> 1
 
 
+def straight_through_signs(scores: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+    """
+    The code as ±1 in the forward pass (sign(s), 0 counts as -1 like bit 0) with the gradient of hardtanh on the
+    standardised scores in the backward pass: c = clamp(s/σ, -1, 1) + (sign(s) - clamp(s/σ, -1, 1)).detach(), σ the
+    standard deviation of the real words' scores (not differentiated). An identity straight-through on raw scores
+    froze bits in the study (`shared/studies/codes-carry-the-task.md`, item 5).
+    """
+    sigma = scores.detach()[mask].std().clamp(min=1e-6) if mask.sum() > 1 else scores.new_tensor(1.0)  # ()
+    soft = (scores / sigma).clamp(-1.0, 1.0)  # (batch, words, K)
+    hard = torch.where(scores > 0, torch.ones_like(scores), -torch.ones_like(scores))  # (batch, words, K)
+    return soft + (hard - soft).detach()  # (batch, words, K)
+
+
 class HashingModel(Model):
     """
     Base class (not registered): the embedder and encoder of both stages, the two-view hash loss, and codes.

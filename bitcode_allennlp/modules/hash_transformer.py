@@ -44,6 +44,11 @@ class HashTransformerEncoder(Seq2SeqEncoder):
     causal : `bool`, optional (default = `False`)
         Mask attention to later words, so a word's code depends only on itself and the words to its left
         (incremental parsing; use with a causal PLM).
+    residual : `bool`, optional (default = `True`)
+        Keep the residual connection around the attention block (a standard post-norm layer). `False` is the
+        literal Eq. 8 of the paper, o_i = W_o[z_i^1..z_i^H], h_i = FFN(o_i): the task head then sees the input only
+        through the attention whose diagonal makes the codes. Measured in `shared/studies/codes-carry-the-task.md`:
+        it helps codes of a frozen PLM and hurts those of a fine-tuned one, and costs task accuracy in both.
     """
 
     def __init__(
@@ -55,6 +60,7 @@ class HashTransformerEncoder(Seq2SeqEncoder):
         dropout: float = 0.1,
         activation: Optional[Activation] = None,
         causal: bool = False,
+        residual: bool = True,
     ) -> None:
         super().__init__()
         if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_BITS:
@@ -66,6 +72,7 @@ class HashTransformerEncoder(Seq2SeqEncoder):
         self.num_bits = num_bits
         self.head_dim = head_dim
         self.causal = causal
+        self.residual = residual
         inner = num_bits * head_dim
         self.query = torch.nn.Linear(input_dim, inner)
         self.key = torch.nn.Linear(input_dim, inner)
@@ -121,6 +128,7 @@ class HashTransformerEncoder(Seq2SeqEncoder):
         scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)  # (batch, K, words, words)
         probs = self.attention_dropout(scores.softmax(dim=-1))  # (batch, K, words, words)
         z = (probs @ v).transpose(1, 2).reshape(batch, words, heads * head_dim)  # (batch, words, K·d_h)
-        o = self.attention_norm(inputs + self.dropout(self.attention_output(z)))  # (batch, words, d)
+        attended = self.dropout(self.attention_output(z))  # (batch, words, d)
+        o = self.attention_norm(inputs + attended if self.residual else attended)  # (batch, words, d)
         h = self.feedforward_norm(o + self.dropout(self.feedforward(o)))  # (batch, words, d)
         return h * mask[..., None], ego

@@ -64,3 +64,39 @@ def test_builds_from_params():
     layer = Seq2SeqEncoder.from_params(Params({"type": "hash_transformer", "input_dim": 16, "num_bits": 24,
                                                "head_dim": 8, "activation": "relu"}))
     assert isinstance(layer, HashTransformerEncoder) and layer.get_output_dim() == 16 and layer.num_bits == 24
+
+
+def test_without_residual_is_the_literal_eq8():
+    torch.manual_seed(0)
+    layer = HashTransformerEncoder(input_dim=16, num_bits=4, head_dim=8, dropout=0.0, residual=False).eval()
+    with_residual = HashTransformerEncoder(input_dim=16, num_bits=4, head_dim=8, dropout=0.0).eval()
+    with_residual.load_state_dict(layer.state_dict())
+    x = torch.randn(2, 5, 16)  # (batch, words, d)
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])  # (batch, words)
+    out, ego = layer.forward_with_scores(x, mask)
+    out_r, ego_r = with_residual.forward_with_scores(x, mask)
+    assert torch.allclose(ego, ego_r)  # the same attention matrix, the same codes
+    # by hand: o = LN(W_o z), h = LN(o + FFN(o)), z from the layer's own attention
+    b, n, k, dh = 2, 5, 4, 8
+    q = layer.query(x).view(b, n, k, dh).transpose(1, 2)  # (batch, K, words, d_h)
+    kk = layer.key(x).view(b, n, k, dh).transpose(1, 2)  # (batch, K, words, d_h)
+    v = layer.value(x).view(b, n, k, dh).transpose(1, 2)  # (batch, K, words, d_h)
+    scores = (q @ kk.transpose(-1, -2) / dh ** 0.5).masked_fill(~mask[:, None, None, :], float("-inf"))
+    z = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, k * dh)  # (batch, words, K·d_h)
+    o = layer.attention_norm(layer.attention_output(z))  # (batch, words, d)
+    h = layer.feedforward_norm(o + layer.feedforward(o)) * mask[..., None]  # (batch, words, d)
+    assert torch.allclose(out, h, atol=1e-5)
+    assert not torch.allclose(out, out_r, atol=1e-3)
+
+
+def test_straight_through_signs():
+    from bitcode_allennlp.common.hashing_model import straight_through_signs
+
+    scores = torch.tensor([[[0.5, -2.0], [0.0, 3.0]], [[-0.1, 1.0], [9.0, 9.0]]], requires_grad=True)  # (2, 2, K=2)
+    mask = torch.tensor([[True, True], [True, False]])
+    codes = straight_through_signs(scores, mask)
+    assert codes.tolist() == [[[1, -1], [-1, 1]], [[-1, 1], [1, 1]]]  # sign forward; 0 counts as bit 0 (-1)
+    codes.sum().backward()
+    sigma = scores.detach()[mask].std()
+    expected = ((scores.detach() / sigma).abs() < 1).float() / sigma  # hardtanh'(s/σ) / σ
+    assert torch.allclose(scores.grad, expected)

@@ -97,8 +97,13 @@ def count_embedder_calls(model, instances):
     return len(calls), output
 
 
-def test_beta_zero_is_a_single_view_baseline(monkeypatch, ner):
+def test_beta_zero_baseline_has_two_views_unless_asked(monkeypatch, ner):
     monkeypatch.setenv("BETA", "0")
+    model, instances, _ = build("ner_hash.jsonnet")  # Algorithm 1's baseline: two task losses, no hash loss
+    assert model.beta == 0 and model.two_views
+    calls, output = count_embedder_calls(model, instances[:2])
+    assert calls == 2 and "hash_loss" not in output and "loss" in output
+    monkeypatch.setenv("TWO_VIEWS", "false")
     model, instances, _ = build("ner_hash.jsonnet")
     assert model.beta == 0 and not model.two_views
     calls, output = count_embedder_calls(model, instances[:2])
@@ -111,3 +116,45 @@ def test_word_identity_is_stable_and_exact():
     assert word_identity("Frodo") == word_identity("Frodo")
     assert word_identity("Frodo") != word_identity("frodo")
     assert 0 <= word_identity("ring") < 2 ** 63
+
+
+def eval_loss(model, instances):
+    """The loss of one eval-mode forward (one view, no dropout) on the first instances."""
+    batch = Batch(instances)
+    batch.index_instances(model.vocab)
+    model.eval()
+    return model(**batch.as_tensor_dict()), batch.as_tensor_dict()
+
+
+def test_task_loss_per_word(monkeypatch):
+    monkeypatch.setenv("TASK_LOSS", "word")
+    model, instances, _ = build("pos_hash.jsonnet")
+    output, tensors = eval_loss(model, instances[:3])
+    mask = output["mask"]
+    summed = -model.crf(output["logits"], tensors["tags"], mask)
+    assert output["loss"].item() == pytest.approx((summed / mask.sum()).item(), rel=1e-5)
+    monkeypatch.setenv("TASK_LOSS", "words")
+    with pytest.raises(Exception, match="task_loss"):
+        build("pos_hash.jsonnet")
+
+
+def test_code_head_reads_the_signs_and_adds_its_loss(monkeypatch):
+    monkeypatch.setenv("CODE_HEAD", "0.5")
+    model, instances, _ = build("pos_hash.jsonnet")
+    output, tensors = eval_loss(model, instances[:3])
+    mask, tags = output["mask"], tensors["tags"]
+    _, scores = model.encode(tensors["tokens"], mask)  # eval: the same scores as the forward
+    signs = (scores > 0).float() * 2 - 1  # (batch, words, K): the code as ±1, computed directly
+    logits = model.code_head(signs)  # (batch, words, tags)
+    head = torch.nn.functional.cross_entropy(logits[mask], tags[mask], reduction="sum") / mask.shape[0]
+    base = model._crf_loss(output["logits"], tags, mask)
+    assert output["loss"].item() == pytest.approx((base + 0.5 * head).item(), rel=1e-5)
+    assert 0.0 <= model.get_metrics()["code_head_accuracy"] <= 1.0
+    # the head's gradient reaches the hash layer's query/key (through the straight-through signs)
+    model.train()
+    model.zero_grad()
+    model._code_head_loss(model.encode(tensors["tokens"], mask)[1], tags, mask).backward()
+    assert model.encoder.query.weight.grad.abs().sum() > 0
+    monkeypatch.setenv("CODE_HEAD", "0")
+    model, _, _ = build("pos_hash.jsonnet")
+    assert model.code_head is None and "code_head_accuracy" not in model.get_metrics()
