@@ -7,8 +7,14 @@ head) in token-budget batches, and appends one JSON line per sentence (`binary_c
 format): words, one hex code per word (bit i = sign of head i), the gold tags or tree, and the source line. The
 corpus is streamed in chunks, never held in memory; a killed run started again continues after the last
 complete line of OUTPUT (`--force` starts over).
+
+Beside OUTPUT, `OUTPUT.meta.json` records which model wrote it: `archive` (absolute path), `archive_sha256`,
+`num_bits`, `input`. Continuing OUTPUT with another archive (another SHA-256) or another K is refused, as is an
+OUTPUT whose last line has another `num_bits` (files written before the record existed). Before any work the
+command checks that INPUT exists and that OUTPUT is not a folder, and creates OUTPUT's folder if needed.
 """
 import argparse
+import hashlib
 import json
 import logging
 import os
@@ -23,10 +29,81 @@ from allennlp.models.archival import load_archive
 from allennlp.nn import util as nn_util
 
 from bitcode_allennlp.codes import ints_to_hex
+from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.common.hashing_model import HashingModel
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
 
 logger = logging.getLogger(__name__)
+
+META_SUFFIX = ".meta.json"
+"""`OUTPUT + META_SUFFIX` records the archive and K that wrote OUTPUT."""
+
+
+def meta_path(output_path: str) -> str:
+    return str(output_path) + META_SUFFIX
+
+
+def file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_meta(output_path: str) -> Optional[Dict[str, Any]]:
+    """The record beside OUTPUT, or None when there is none."""
+    path = meta_path(output_path)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            meta = json.load(file)
+    except (ValueError, OSError) as error:
+        raise ConfigurationError(f"{path}: not a hash-corpus record ({error}); delete it and {output_path}, or "
+                                 "pass --force") from None
+    if not isinstance(meta, dict):
+        raise ConfigurationError(f"{path}: not a hash-corpus record; delete it and {output_path}, or pass --force")
+    return meta
+
+
+def check_output_path(output_path: str) -> None:
+    """Before any work: OUTPUT is not a folder, and its folder exists (created if missing) and is writable."""
+    if os.path.isdir(output_path):
+        raise ConfigurationError(f"{output_path}: is a folder; --output is the codes file to write")
+    parent = os.path.dirname(os.path.abspath(output_path))
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError(f"{output_path}: cannot create its folder {parent} ({error.strerror})") from None
+    if not os.access(parent, os.W_OK):
+        raise ConfigurationError(f"{output_path}: cannot write into its folder {parent}")
+
+
+def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: Optional[int],
+                     archive_path: Optional[str] = None) -> None:
+    """Refuses to continue OUTPUT if its record names another archive (SHA-256) or another K."""
+    if not os.path.exists(output_path) or os.path.getsize(output_path) == 0:
+        return
+    meta = read_meta(output_path)
+    if meta is None:
+        return
+    other_archive = archive_sha256 is not None and meta.get("archive_sha256") not in (None, archive_sha256)
+    other_bits = num_bits is not None and meta.get("num_bits") not in (None, num_bits)
+    if other_archive or other_bits:
+        now = f"{archive_path or 'this archive'}" + (f" (K = {num_bits})" if num_bits is not None else "")
+        raise ConfigurationError(
+            f"cannot continue {output_path}: it was written by {meta.get('archive')!r} (K = {meta.get('num_bits')}),"
+            f" not by {now}; delete it or pass --force")
+
+
+def write_meta(output_path: str, archive_path: Optional[str], archive_sha256: Optional[str], num_bits: int,
+               input_path: str) -> None:
+    meta = {"written_by": "allennlp hash-corpus", "archive": os.path.abspath(archive_path) if archive_path else None,
+            "archive_sha256": archive_sha256, "num_bits": num_bits, "input": input_path}
+    with open(meta_path(output_path), "w", encoding="utf-8") as file:
+        json.dump(meta, file, indent=1)
+        file.write("\n")
 
 
 def completed_lines(path: str) -> Tuple[int, Optional[Dict[str, Any]], int]:
@@ -80,16 +157,26 @@ def reannotate(
     force: bool = False,
     chunk_size: int = 512,
     progress: bool = True,
+    archive_path: Optional[str] = None,
+    archive_sha256: Optional[str] = None,
 ) -> Dict[str, int]:
     """
     Writes the codes corpus of `input_path` to `output_path` (see the module docstring) and returns counts:
     `sentences` (in the output), `resumed` (lines kept from an earlier run), `words` (coded in this run).
+    `archive_path` and `archive_sha256` (computed from `archive_path` when not given) go to the record
+    `output_path + ".meta.json"`; continuing a file written by another archive or K raises `ConfigurationError`.
     """
     if model.num_bits is None:
         raise ConfigurationError("this model has no hash layer: re-annotate with a hashing-stage archive")
+    if archive_sha256 is None and archive_path is not None and os.path.isfile(archive_path):
+        archive_sha256 = file_sha256(archive_path)
     done, last, offset = (0, None, 0)
     if os.path.exists(output_path) and not force:
+        check_same_model(output_path, archive_sha256, model.num_bits, archive_path)
         done, last, offset = completed_lines(output_path)
+        if last is not None and last.get("num_bits") != model.num_bits:
+            raise ConfigurationError(f"cannot continue {output_path}: its codes have {last.get('num_bits')!r} bits, "
+                                     f"this model's K is {model.num_bits}; delete it or pass --force")
         os.truncate(output_path, offset)
         if done:
             logger.info("%s has %d complete lines: continuing after them", output_path, done)
@@ -112,6 +199,7 @@ def reannotate(
                     sentences = done
                 lines = _code_chunk(model, reader, chunk, max_tokens, cuda_device)
                 if out is None:
+                    write_meta(output_path, archive_path, archive_sha256, model.num_bits, input_path)
                     out = open(output_path, "a" if offset else "w", encoding="utf-8")
                 out.write("".join(lines))
                 out.flush()
@@ -189,6 +277,12 @@ class HashCorpus(Subcommand):
 def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
     if args.batch_size < 1:
         raise ConfigurationError(f"--batch-size must be positive, got {args.batch_size}")
+    if "://" not in str(args.input_file) and not os.path.exists(args.input_file):
+        raise DataFormatError(args.input_file, None, "file does not exist")
+    check_output_path(args.output)
+    archive_sha256 = file_sha256(args.archive_file) if os.path.isfile(args.archive_file) else None
+    if not args.force:
+        check_same_model(args.output, archive_sha256, None, args.archive_file)  # before loading the model
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device, overrides=args.overrides)
     model = archive.model
     if not isinstance(model, HashingModel):
@@ -196,7 +290,8 @@ def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
     reader = archive.validation_dataset_reader if args.dataset_reader_choice == "validation" else archive.dataset_reader
     reader.max_instances = args.max_instances
     counts = reannotate(model, reader, args.input_file, args.output, max_tokens=args.batch_size,
-                        cuda_device=args.cuda_device, force=args.force, progress=not args.silent)
+                        cuda_device=args.cuda_device, force=args.force, progress=not args.silent,
+                        archive_path=args.archive_file, archive_sha256=archive_sha256)
     logger.info("%s: %d sentences (%d kept from an earlier run, %d words coded now)", args.output,
                 counts["sentences"], counts["resumed"], counts["words"])
     return counts
