@@ -8,10 +8,13 @@ The `allennlp bits` subcommand (`command.py`) and the same as a Python API:
 * `heatmap` (`allennlp bits heatmap`): P(bit i = 1 | label) per label view as PNG and JSON (paper Figure 4);
 * `diff` (`allennlp bits diff`): two sentences' codes aligned, differing bits marked, text and HTML (Figure 3);
 * `index` (`allennlp bits index`, `search`, `precision`): Hamming index (memory-mapped .npy), top-k and radius
-  search, precision@k by label (DHIM's protocol).
+  search, precision@k by label (DHIM's protocol);
+* `probe` (`allennlp bits probe`): do the codes carry the task? dev accuracy of code majority, Hamming k-NN votes,
+  linear and MLP probes beside the word-majority baseline; same-word distance, eta^2 per bit.
 """
 from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus  # noqa: F401
 from bitcode_allennlp.bits.diff import CodeDiff, diff_codes, render_html, render_text  # noqa: F401
 from bitcode_allennlp.bits.heatmap import heatmap_data, write_heatmap  # noqa: F401
 from bitcode_allennlp.bits.index import HammingIndex, hamming_distances, precision_at_k  # noqa: F401
+from bitcode_allennlp.bits.probe import format_probe, probe_codes  # noqa: F401
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics  # noqa: F401

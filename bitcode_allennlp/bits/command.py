@@ -7,6 +7,7 @@
     allennlp bits index CODES.jsonl --out DIR                          Hamming index on disk
     allennlp bits search DIR --code a3f00c [--k 10 | --radius 2]       nearest words (or --word W)
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
+    allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
 """
 import argparse
 import json
@@ -24,6 +25,7 @@ from bitcode_allennlp.bits.heatmap import write_heatmap
 from bitcode_allennlp.bits.index import (
     HammingIndex, format_hits, format_precision, index_corpus, index_size_bytes, precision_at_k,
 )
+from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
 
 logger = logging.getLogger(__name__)
@@ -135,6 +137,19 @@ def precision_from_args(args: argparse.Namespace) -> Dict[str, Any]:
     return result
 
 
+def probe_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    train = read_codes_corpus(args.train, max_sentences=args.max_sentences)
+    dev = read_codes_corpus(args.dev, max_sentences=args.max_sentences)
+    try:
+        result = probe_codes(train, dev, view=args.label_view, seed=args.seed, epochs=args.epochs)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    print(format_probe(result))
+    if args.json:
+        _write_json(args.json, result)
+    return result
+
+
 def _include_package(parser: argparse.ArgumentParser) -> None:
     # AllenNLP adds --include-package to `bits` itself; accept it after the sub-command too.
     parser.add_argument("--include-package", type=str, action="append", default=argparse.SUPPRESS,
@@ -143,8 +158,8 @@ def _include_package(parser: argparse.ArgumentParser) -> None:
 
 @Subcommand.register("bits")
 class Bits(Subcommand):
-    """`allennlp bits {stats,heatmap,diff,index,search,precision}`: statistics, pictures and Hamming-space search
-    over the codes of a codes corpus (see the module docstring)."""
+    """`allennlp bits {stats,heatmap,diff,index,search,precision,probe}`: statistics, pictures, Hamming-space
+    search and probes over the codes of a codes corpus (see the module docstring)."""
 
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = ("Read binary codes: per-bit and per-label statistics, the bit heatmap (paper Figure 4), "
@@ -225,6 +240,24 @@ class Bits(Subcommand):
         precision.add_argument("--json", help="also write the result as JSON here")
         precision.set_defaults(func=precision_from_args)
 
-        for command in (stats, heatmap, diff, index, search, precision):
+        probe = commands.add_parser("probe", help="do the codes carry the task? probes of the train codes on dev",
+                                    description="Dev accuracy of predictors that read only the codes (exact-code "
+                                    "majority, Hamming k-NN votes, linear and MLP probes on the bits of the word "
+                                    "and of 3 words) beside the word-majority baseline; same-word vs random-pair "
+                                    "Hamming distance, eta^2 of each bit by the label, counts (definitions in "
+                                    "bitcode_allennlp/bits/probe.py).")
+        probe.add_argument("--train", required=True, help="train codes corpus (the probes' training data)")
+        probe.add_argument("--dev", required=True, help="dev codes corpus (scored)")
+        probe.add_argument("--label-view", default="tag", choices=["tag", "type", "prefix"],
+                           help="labels: tags (for trees the POS tags), or for BIO-style NER tags the entity type "
+                           "or the prefix")
+        probe.add_argument("--seed", type=int, default=0, help="the probes' torch seed")
+        probe.add_argument("--epochs", type=int, default=8, help="passes over the train words per probe")
+        probe.add_argument("--max-sentences", type=int, default=None,
+                           help="read at most this many sentences of each corpus")
+        probe.add_argument("--json", help="also write the result as JSON here")
+        probe.set_defaults(func=probe_from_args)
+
+        for command in (stats, heatmap, diff, index, search, precision, probe):
             _include_package(command)
         return subparser
