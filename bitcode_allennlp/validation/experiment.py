@@ -13,7 +13,10 @@ K goes from the hashing model to the validation config. As in Algorithm 1 the en
 re-annotated for the validation stage, also when the hashing stage trained on fewer sentences (`MAX_INSTANCES`;
 `--same-train-sentences` keeps only those). Scores are on the whole dev (and test) file, or on its first
 DEV_MAX_INSTANCES sentences when `--set` gives that cap (re-annotation and both evaluations then read the same
-sentences). `--in-process` runs the steps in this process. Writes OUT/experiment.json.
+sentences). After both stages, `allennlp bits probe` reads the train and dev codes (do they carry the task? code
+majority, Hamming k-NN, bit and window probes beside the word-majority baseline; `bits/probe.py`) into
+OUT/diagnostics.json, stored in experiment.json under "diagnostics" (`--no-probe` skips it). `--in-process` runs
+the steps in this process. Writes OUT/experiment.json.
 """
 import argparse
 import contextlib
@@ -113,9 +116,10 @@ class Experiment:
     def __init__(self, task: str, out: Path, train: Path, dev: Path, test: Optional[Path] = None,
                  plm: Optional[str] = None, hashing_set: Sequence[str] = (), code_set: Sequence[str] = (),
                  hashing_archive: Optional[Path] = None, cuda_device: int = -1, force: bool = False,
-                 same_train_sentences: bool = False, in_process: bool = False) -> None:
+                 same_train_sentences: bool = False, in_process: bool = False, probe: bool = True) -> None:
         self.task, self.out, self.force, self.cuda_device = task, out, force, cuda_device
         self.in_process = in_process
+        self.probe = probe
         self.same_train_sentences = same_train_sentences
         self.splits = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
         self.plm = plm
@@ -196,6 +200,13 @@ class Experiment:
                               ["evaluate", stage_archive, data, "--output-file", result, "--cuda-device",
                                self.cuda_device, *(uncapped if stage == "hashing" else [])], {}, done=result)
                 scores[stage][split] = json.loads(result.read_text())[metric]
+        # 5. do the codes carry the task? probes of the train codes scored on dev (labels: tags; trees: POS tags)
+        diagnostics = None
+        if self.probe:
+            result = self.out / "diagnostics.json"
+            self.allennlp("probe", ["bits", "probe", "--train", codes / "train.jsonl", "--dev", codes / "dev.jsonl",
+                                    "--json", result], {}, done=result)
+            diagnostics = json.loads(result.read_text())
         hashing_run = archive.parent
         row = {
             "task": task, "metric": metric, "num_bits": num_bits,
@@ -203,7 +214,7 @@ class Experiment:
             "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run)},
             "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
             "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),
-            "commands": self.commands, "durations_s": self.durations,
+            "diagnostics": diagnostics, "commands": self.commands, "durations_s": self.durations,
         }
         (self.out / "experiment.json").write_text(json.dumps(row, indent=2))
         return row
@@ -241,6 +252,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     parser.add_argument("--in-process", action="store_true",
                         help="run the allennlp steps in this process (no interpreter start per step; steps share "
                              "the FREEZE_PLM sentence cache) instead of one subprocess each")
+    parser.add_argument("--no-probe", action="store_true",
+                        help="skip 'allennlp bits probe' on the train and dev codes (the \"diagnostics\")")
     args = parser.parse_args(argv)
     for item in [*args.set, *args.code_set]:
         if "=" not in item or item.split("=", 1)[0] not in CONFIG_VARIABLES:
@@ -254,9 +267,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     experiment = Experiment(args.task, args.out.resolve(), (args.train or spec["train"]).resolve(),
                             (args.dev or spec["dev"]).resolve(), args.test.resolve() if args.test else None, plm,
                             args.set, args.code_set, args.hashing_archive.resolve() if args.hashing_archive else None,
-                            args.cuda_device, args.force, args.same_train_sentences, args.in_process)
+                            args.cuda_device, args.force, args.same_train_sentences, args.in_process,
+                            probe=not args.no_probe)
     row = experiment.run()
     print(table([row]))
+    if row["diagnostics"] is not None:
+        from bitcode_allennlp.bits.probe import summary_line
+
+        print(summary_line(row["diagnostics"]))
     return row
 
 

@@ -28,8 +28,23 @@ def test_ner_experiment_end_to_end(tmp_path, capsys):
         assert metrics["f1-measure-overall"] == row[stage]["scores"]["dev"]
     assert row["num_bits"] == 24 and row["beta"] == 0.005
     assert 0 < row["validation"]["parameters"] < row["hashing"]["parameters"]
-    assert "| ner | 24 | 0.005 | validation |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| ner | 24 | 0.005 | validation |" in printed
     assert table([row]).count("\n") == 3
+    # the probe of the codes it wrote: `allennlp bits probe` on codes/train.jsonl and codes/dev.jsonl
+    diagnostics = row["diagnostics"]
+    assert diagnostics == json.loads((out / "diagnostics.json").read_text())
+    assert diagnostics["counts"]["train_words"] == sum(len(json.loads(line)["words"]) for line in train_codes)
+    assert diagnostics["counts"]["dev_words"] == sum(len(json.loads(line)["words"]) for line in dev_codes)
+    assert set(diagnostics["accuracy"]["knn"]) == {"1", "10", "100"}
+    assert 0.0 <= diagnostics["accuracy"]["mlp_window3"] <= 1.0
+    assert any(command.startswith("allennlp bits probe --train") for command in row["commands"])
+    assert f"code majority {100 * diagnostics['accuracy']['code_majority']:.2f}" in printed
+    # run again with --no-probe: every finished step kept, no diagnostics, no summary line
+    again = main(["ner", "--out", str(out), "--set", "EPOCHS=1", "MAX_INSTANCES=30", "--code-set", "EPOCHS=2",
+                  "--no-probe", "--in-process"])
+    assert again["diagnostics"] is None and again["validation"]["scores"] == row["validation"]["scores"]
+    assert "code majority" not in capsys.readouterr().out
 
 
 def test_parameter_count_of_an_archive_without_it_in_metrics(ner_hash_archive, tmp_path):
