@@ -148,7 +148,7 @@ def knn_predictions(train_codes: np.ndarray, train_labels: np.ndarray, dev_codes
 def window_features(signs: np.ndarray, corpus: CodesCorpus) -> np.ndarray:
     """The +-1 bits `signs` (n, K) of the previous word, the word and the next word, zeros beyond the sentence
     edges. Shape `(n, 3K)`."""
-    n, k = signs.shape
+    n = signs.shape[0]
     same_as_next = np.zeros(n, dtype=bool)  # (n,)
     same_as_next[:-1] = corpus.sentence_ids[:-1] == corpus.sentence_ids[1:]
     previous = np.zeros_like(signs)  # (n, K)
