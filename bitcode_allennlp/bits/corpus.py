@@ -145,8 +145,9 @@ def preterminal_tags(tree_text: str, words: Sequence[str]) -> List[str]:
     """The preterminal (POS) tag of each word of a one-line PTB tree (with or without `TOP`)."""
     from nltk import Tree
 
-    tree = Tree.fromstring(tree_text)
-    pos = tree.pos()
+    from bitcode_allennlp.parsing.trees import tree_pos  # depth-safe (nltk's Tree.pos recurses)
+
+    pos = tree_pos(Tree.fromstring(tree_text))
     if [word for word, _ in pos] != list(words):
         raise ValueError(f'the words of "tree" are not "words" ({len(pos)} vs {len(words)} words)')
     return [tag for _, tag in pos]
