@@ -84,6 +84,19 @@ The fixes (each has a test in ``tests/test_compat.py``):
     (``bitcode_allennlp/common/archival.py``). Safe: archives without a PLM, and older archives, are made and
     loaded as before; the weights are the archive's either way.
 
+``cli_errors``, ``config_errors``, ``predict_input``, ``archive_errors``, ``unstarted_runs`` (extensions, not fixes;
+all in ``bitcode_allennlp/common/bad_input.py``, tested in ``tests/test_bad_input.py``)
+    One clear error for every bad input. ``allennlp.commands.main`` prints a ``ConfigurationError`` (our
+    ``DataFormatError`` and ``ArchiveError`` included) or a missing file as ``allennlp <command>: error: <message>``
+    plus a hint line, exit status 1; ``BITCODE_DEBUG=1`` (or ``ALLENNLP_DEBUG=1``) shows the traceback instead.
+    jsonnet's ``evaluate_file`` / ``evaluate_snippet`` raise ``ConfigurationError`` ``<config>: <message>``.
+    ``allennlp predict`` reads its input lines through the predictor's ``check_input``: a bad line is
+    ``<input>, line <n>: <what>``, found before the first prediction; ``--skip-bad-lines`` logs and skips it.
+    ``extracted_archive`` raises ``ArchiveError`` for an empty, truncated or foreign ``model.tar.gz`` and removes
+    its temporary folder (AllenNLP's ``load_archive`` leaked it). ``create_serialization_dir`` removes a folder that
+    holds only what a run writes before its first checkpoint (``config.json``, ``meta.json``, ``vocabulary/``,
+    ``*.log``) instead of asking for ``--recover``, and otherwise says what ``--recover`` and ``--force`` do.
+
 Not a code fix but part of the same layer: ``setuptools<82`` is pinned because py-rouge (used by
 allennlp-models) imports ``pkg_resources``, removed in setuptools 82; without it allennlp only logs "Plugin
 allennlp_models could not be loaded". transformers 5.x is not supported (``constraints.txt`` pins <5).

@@ -33,7 +33,8 @@ def test_import_allennlp_in_fresh_process_applies_fixes():
     out = python("import allennlp.commands, allennlp.common.cached_transformers, allennlp.training.optimizers; "
                  "import bitcode_allennlp.compat as c, json; print(json.dumps(c.report()))")
     applied = json.loads(out.splitlines()[-1])
-    for name in ("tokenizer_kwargs", "spacy_offline", "plugin", "config_env", "adamw"):
+    for name in ("tokenizer_kwargs", "spacy_offline", "plugin", "config_env", "adamw", "cli_errors", "config_errors",
+                 "predict_input", "archive_errors", "unstarted_runs"):
         assert name in applied
 
 

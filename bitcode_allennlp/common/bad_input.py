@@ -14,7 +14,7 @@ readable archive errors, config variables named in errors, and reruns of runs th
 * `get_json_data` (``allennlp predict``'s `_PredictManager`): input lines are read as UTF-8 JSON objects and checked
   by the predictor's `check_input` (`bitcode_allennlp.common.predictor`). A bad line is a `DataFormatError`
   ``<input>, line <n>: <what is wrong>``; every line of an input file is checked before the first prediction, so a
-  failed run writes no predictions (an output file left empty is removed). ``--skip-bad-lines`` (added to
+  failed run writes no predictions (an output file left empty by a failed run is removed). ``--skip-bad-lines`` (added to
   ``allennlp predict``) instead logs each bad line as a warning, predicts the others, and ends with a count.
 * `extracted_archive` (``allennlp.models.archival``): an empty, truncated or non-tar.gz `model.tar.gz`, or one
   without `config.json`, raises `ArchiveError` ``<archive>: <what is wrong>`` and leaves no temporary folder.
@@ -233,12 +233,12 @@ def _with_hint(error: DataFormatError) -> DataFormatError:
 
 
 def wrap_predict_run(original: Callable[[Any], None]) -> Callable[[Any], None]:
-    """`_PredictManager.run`, removing an output file left empty by a bad input."""
+    """`_PredictManager.run`, removing an output file left empty by a failed run (a bad or missing input)."""
 
     def run(self) -> None:
         try:
             original(self)
-        except DataFormatError:
+        except Exception:
             output = getattr(self, "_output_file", None)
             if output is not None:
                 output.close()

@@ -2,7 +2,9 @@
 
 Where this sits: every dataset reader in ``bitcode_allennlp.data.dataset_readers`` raises `DataFormatError` when a
 file is missing, empty or malformed, so that a user sees which file, which line and what is wrong, and can catch
-one exception type for all of them.
+one exception type for all of them. `allennlp predict` reports a bad input line as a `DataFormatError` too, and a
+model archive that cannot be read raises `ArchiveError`. Through the `allennlp` command both print as one line
+(`bitcode_allennlp.common.bad_input`).
 """
 from typing import Any, Optional, Tuple
 
