@@ -122,9 +122,12 @@ def completed_lines(path: str) -> Tuple[int, Optional[Dict[str, Any]], int]:
     return count, last, offset
 
 
-def padded_batches(instances: List[Instance], max_tokens: int) -> List[List[int]]:
-    """Indices of `instances` in deterministic `token_budget` batches of at most `max_tokens` padded words."""
-    sampler = TokenBudgetBatchSampler(max_tokens=max_tokens, count="padded", shuffle=False)
+def padded_batches(instances: List[Instance], max_tokens: int, max_subtokens: Optional[int] = None
+                   ) -> List[List[int]]:
+    """Indices of `instances` in deterministic `token_budget` batches of at most `max_tokens` padded words and, for
+    indexed PLM inputs, at most `max_subtokens` padded sub-tokens (the PLM's tensor; see `TokenBudgetBatchSampler`)."""
+    sampler = TokenBudgetBatchSampler(max_tokens=max_tokens, max_subtokens=max_subtokens, count="padded",
+                                      shuffle=False)
     return list(sampler.get_batch_indices(instances))
 
 
@@ -153,6 +156,7 @@ def reannotate(
     input_path: str,
     output_path: str,
     max_tokens: int = 1024,
+    max_subtokens: Optional[int] = 2048,
     cuda_device: int = -1,
     force: bool = False,
     chunk_size: int = 512,
@@ -197,7 +201,7 @@ def reannotate(
                     _check_resume_point(chunk[done - sentences - 1], last, output_path)
                     chunk = chunk[done - sentences :]
                     sentences = done
-                lines = _code_chunk(model, reader, chunk, max_tokens, cuda_device)
+                lines = _code_chunk(model, reader, chunk, max_tokens, cuda_device, max_subtokens)
                 if out is None:
                     write_meta(output_path, archive_path, archive_sha256, model.num_bits, input_path)
                     out = open(output_path, "a" if offset else "w", encoding="utf-8")
@@ -225,16 +229,17 @@ def _check_resume_point(instance: Instance, last: Optional[Dict[str, Any]], outp
 
 
 def _code_chunk(model: HashingModel, reader: DatasetReader, chunk: List[Instance], max_tokens: int,
-                cuda_device: int) -> List[str]:
+                cuda_device: int, max_subtokens: Optional[int] = None) -> List[str]:
     lengths = [len(instance["tokens"]) for instance in chunk]  # type: ignore[arg-type]
     codes: List[Optional[List[str]]] = [None] * len(chunk)
-    for group in padded_batches(chunk, max_tokens):
-        inputs = []
-        for index in group:
-            reader.apply_token_indexers(chunk[index])
-            inputs.append(Instance({"tokens": chunk[index]["tokens"]}))  # the words only: gold labels may be unseen
-        batch = Batch(inputs)
-        batch.index_instances(model.vocab)
+    inputs = []
+    for instance in chunk:
+        reader.apply_token_indexers(instance)
+        words_only = Instance({"tokens": instance["tokens"]})  # the words only: gold labels may be unseen
+        words_only.index_fields(model.vocab)  # indexed before batching: the sub-token budget reads word pieces
+        inputs.append(words_only)
+    for group in padded_batches(inputs, max_tokens, max_subtokens):
+        batch = Batch([inputs[index] for index in group])
         tensors = nn_util.move_to_device(batch.as_tensor_dict(), cuda_device)
         ints, mask = model.predict_codes(tensors["tokens"])  # (batch, words), (batch, words)
         for row, index in enumerate(group):
@@ -261,6 +266,9 @@ class HashCorpus(Subcommand):
         subparser.add_argument("-o", "--output", required=True, help="the codes corpus to write (JSON lines)")
         subparser.add_argument("--batch-size", type=int, default=1024,
                                help="words per batch (padded size; token-budget batches, default 1024)")
+        subparser.add_argument("--max-subtokens", type=int, default=2048,
+                               help="padded sub-tokens per batch (batch size × longest sentence in word pieces: what "
+                                    "the PLM's memory follows; default 2048)")
         subparser.add_argument("--cuda-device", type=int, default=-1, help="GPU id, or -1 for CPU (default)")
         subparser.add_argument("--dataset-reader-choice", choices=["train", "validation"], default="validation",
                                help="which of the archive's dataset readers reads INPUT (default validation)")
@@ -277,6 +285,8 @@ class HashCorpus(Subcommand):
 def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
     if args.batch_size < 1:
         raise ConfigurationError(f"--batch-size must be positive, got {args.batch_size}")
+    if args.max_subtokens < 1:
+        raise ConfigurationError(f"--max-subtokens must be positive, got {args.max_subtokens}")
     if "://" not in str(args.input_file) and not os.path.exists(args.input_file):
         raise DataFormatError(args.input_file, None, "file does not exist")
     check_output_path(args.output)
@@ -290,7 +300,7 @@ def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
     reader = archive.validation_dataset_reader if args.dataset_reader_choice == "validation" else archive.dataset_reader
     reader.max_instances = args.max_instances
     counts = reannotate(model, reader, args.input_file, args.output, max_tokens=args.batch_size,
-                        cuda_device=args.cuda_device, force=args.force, progress=not args.silent,
+                        max_subtokens=args.max_subtokens, cuda_device=args.cuda_device, force=args.force, progress=not args.silent,
                         archive_path=args.archive_file, archive_sha256=archive_sha256)
     logger.info("%s: %d sentences (%d kept from an earlier run, %d words coded now)", args.output,
                 counts["sentences"], counts["resumed"], counts["words"])

@@ -44,6 +44,25 @@ def test_codes_are_the_models_predicted_codes_and_round_trip(ner_hash_archive, t
         assert [t.text for t in back["tokens"]] == line["codes"]
 
 
+def test_subtoken_budget_bounds_batches_and_keeps_codes(ner_hash_archive, tmp_path, monkeypatch):
+    """Re-annotation batches by padded sub-tokens too; batching never changes a code (eval mode)."""
+    import bitcode_allennlp.validation.hash_corpus as hash_corpus
+
+    archive = load_archive(ner_hash_archive)
+    reader = archive.validation_dataset_reader
+    shapes = []
+    predict_codes = archive.model.predict_codes
+    monkeypatch.setattr(archive.model, "predict_codes",
+                        lambda tokens: shapes.append(tuple(tokens["tokens"]["token_ids"].shape)) or predict_codes(tokens))
+    reannotate(archive.model, reader, str(NER_DEV), str(tmp_path / "big.jsonl"), progress=False)
+    big = [json.loads(line)["codes"] for line in (tmp_path / "big.jsonl").read_text().splitlines()]
+    shapes.clear()
+    reannotate(archive.model, reader, str(NER_DEV), str(tmp_path / "small.jsonl"), max_subtokens=40, progress=False)
+    small = [json.loads(line)["codes"] for line in (tmp_path / "small.jsonl").read_text().splitlines()]
+    assert small == big
+    assert len(shapes) > 1 and all(rows == 1 or rows * pieces <= 40 for rows, pieces in shapes)  # (sentences, pieces)
+
+
 def test_parser_corpus_carries_gold_trees(parse_hash_archive, tmp_path):
     archive = load_archive(parse_hash_archive)
     reader = archive.validation_dataset_reader
