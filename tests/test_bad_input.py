@@ -141,7 +141,7 @@ CLI_CASES = {
     "bits index: underscore": Case(["bits", "index", "{tmp}/codes.jsonl", "--out", "{tmp}/index"],
                                    "codes.jsonl, line 1: not a hex code: '7_724c'",
                                    {"codes.jsonl": codes_file("7_724c", "a3f00c")}),
-    "bits search: 0x": Case(["bits", "search", "{tmp}/index", "--code", "0x7724"], "not a hex code: '0x7724'",
+    "bits search: 0x": Case(["bits", "search", "{tmp}/index", "--code", "0x7724"], "--code: not a hex code: '0x7724'",
                             {"codes.jsonl": codes_file("a3f00c", "0b12ff")},
                             setup=lambda tmp: index_corpus(str(tmp / "codes.jsonl"), str(tmp / "index")) and None),
     "bits search: space": Case(["bits", "search", "{tmp}/index", "--code", "7724c "],
@@ -186,7 +186,8 @@ def test_cli_error_is_one_line(name, archive, tmp_path, monkeypatch, capsys):
     status, line, err = allennlp(monkeypatch, capsys, *map(fill, case.argv),
                                  env={key: fill(value) for key, value in case.env.items()})
     assert status == 1 and line is not None, err[-3000:]
-    assert fill(case.expected) in line
+    command = " ".join(map(str, case.argv[: 2 if case.argv[0] == "bits" else 1]))
+    assert line.startswith(f"allennlp {command}: error: ") and fill(case.expected) in line
     assert list((tmp_path / "tmp").iterdir()) == []
     assert not (tmp_path / "out.jsonl").exists()  # a failed predict writes nothing
 

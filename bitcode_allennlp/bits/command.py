@@ -96,7 +96,7 @@ def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
         try:
             code = index.parse_code(args.code)
         except ValueError as error:
-            raise ConfigurationError(str(error)) from None
+            raise ConfigurationError(f"--code: {error}") from None
         query = f"code {args.code}"
     else:
         try:

@@ -68,8 +68,9 @@ def error_message(error: BaseException) -> str:
 
 
 def command_name(argv: List[str]) -> str:
-    """The subcommand of an `allennlp` command line (`train`, `predict`, ...), or "" when none is given."""
-    return next((arg for arg in argv if not arg.startswith("-")), "")
+    """The subcommand of an `allennlp` command line (`train`, `predict`, `bits stats`, ...), or "" when none."""
+    words = [arg for arg in argv if not arg.startswith("-")][:2]
+    return " ".join(words) if words[:1] == ["bits"] else " ".join(words[:1])
 
 
 def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
