@@ -2,7 +2,8 @@
 hence the archive's metrics). `parameter_count`: the model size |θ| of paper Table 1 (`parameters`,
 `trainable_parameters`), logged when training starts. `throughput`: training words per second, the training
 steps alone (no validation, no checkpointing), logged per epoch (`training_words_per_second`,
-`training_seconds`, `training_words`, `training_sentences`: totals over the epochs this process trained).
+`training_seconds`, `training_words`, `training_sentences`: totals over the steps this process trained, so after
+`--recover` the steps since the resume).
 """
 import logging
 import time
