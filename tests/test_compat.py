@@ -29,6 +29,14 @@ def test_startup_hook_does_not_import_allennlp():
     assert python("import sys; print('allennlp' in sys.modules, 'torch' in sys.modules)") == "False False"
 
 
+def test_fixes_apply_when_our_modules_import_allennlp_first():
+    """Importing `common.errors` first loads allennlp.common.params in the middle of it; the config-error fix
+    (which imports our bad-input module) must still apply, with nothing printed."""
+    code = ("import bitcode_allennlp.bits.stats, allennlp.common.params as p; "
+            "print(getattr(p.evaluate_file, '_bitcode_compat', False))")
+    assert python(code) == "True"
+
+
 def test_import_allennlp_in_fresh_process_applies_fixes():
     out = python("import allennlp.commands, allennlp.common.cached_transformers, allennlp.training.optimizers; "
                  "import bitcode_allennlp.compat as c, json; print(json.dumps(c.report()))")

@@ -24,6 +24,8 @@ readable archive errors, config variables named in errors, and reruns of runs th
   nothing to recover. A directory with a checkpoint, weights, metrics or anything else is kept, and the error says
   what to do (`--recover` continues, `--force` starts over).
 """
+from __future__ import annotations
+
 import contextvars
 import json
 import logging
@@ -38,7 +40,9 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 
-from bitcode_allennlp.common.errors import ArchiveError, DataFormatError
+# The module, not its names: this file is imported by the compat hook while `allennlp.common.params` loads,
+# which can happen in the middle of importing `bitcode_allennlp.common.errors` itself (it imports allennlp).
+from bitcode_allennlp.common import errors
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +160,7 @@ def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
     return add_subparser
 
 
-def _raw_lines(input_file: str) -> Iterator[Tuple[int, Union[str, DataFormatError]]]:
+def _raw_lines(input_file: str) -> Iterator[Tuple[int, Union[str, errors.DataFormatError]]]:
     """`(line number, text)` of the predict input (`-` is stdin); invalid UTF-8 gives a `DataFormatError`."""
     from allennlp.common.file_utils import cached_path, open_compressed
 
@@ -173,7 +177,8 @@ def _raw_lines(input_file: str) -> Iterator[Tuple[int, Union[str, DataFormatErro
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                yield number, DataFormatError(path, number, f"invalid UTF-8 (byte {error.start + 1} of the line)")
+                yield number, errors.DataFormatError(path, number,
+                                                     f"invalid UTF-8 (byte {error.start + 1} of the line)")
                 continue
             yield number, text[1:] if number == 1 and text.startswith("\ufeff") else text
     finally:
@@ -181,12 +186,12 @@ def _raw_lines(input_file: str) -> Iterator[Tuple[int, Union[str, DataFormatErro
             handle.close()
 
 
-def checked_inputs(predictor: Any, input_file: str) -> Iterator[Union[Any, DataFormatError]]:
+def checked_inputs(predictor: Any, input_file: str) -> Iterator[Union[Any, errors.DataFormatError]]:
     """Each non-blank line of `input_file` as the predictor's input, or the `DataFormatError` that says why not."""
     path = "<stdin>" if input_file == "-" else input_file
     check = getattr(predictor, "check_input", None)
     for number, text in _raw_lines(input_file):
-        if isinstance(text, DataFormatError):
+        if isinstance(text, errors.DataFormatError):
             yield text
             continue
         if not text.strip():
@@ -201,7 +206,7 @@ def checked_inputs(predictor: Any, input_file: str) -> Iterator[Union[Any, DataF
             elif not isinstance(data, dict):
                 raise ValueError(f"expected a JSON object, got {type(data).__name__}")
         except (ValueError, TypeError) as error:
-            yield DataFormatError(path, number, str(error))
+            yield errors.DataFormatError(path, number, str(error))
             continue
         yield data
 
@@ -212,11 +217,11 @@ def get_json_data(self) -> Iterator[Any]:
     skip = _SKIP_BAD_LINES.get() if skip is None else skip
     if not skip and self._input_file != "-":
         for item in checked_inputs(self._predictor, self._input_file):  # every line, before any prediction
-            if isinstance(item, DataFormatError):
+            if isinstance(item, errors.DataFormatError):
                 raise _with_hint(item)
-    bad: List[DataFormatError] = []
+    bad: List[errors.DataFormatError] = []
     for item in checked_inputs(self._predictor, self._input_file):
-        if not isinstance(item, DataFormatError):
+        if not isinstance(item, errors.DataFormatError):
             yield item
         elif skip:
             logger.warning("%s (skipped)", item)
@@ -229,8 +234,8 @@ def get_json_data(self) -> Iterator[Any]:
                        "line" if len(bad) == 1 else "lines", lines, bad[0].message)
 
 
-def _with_hint(error: DataFormatError) -> DataFormatError:
-    return DataFormatError(error.path, error.line, f"{error.message} (--skip-bad-lines skips bad lines)")
+def _with_hint(error: errors.DataFormatError) -> errors.DataFormatError:
+    return errors.DataFormatError(error.path, error.line, f"{error.message} (--skip-bad-lines skips bad lines)")
 
 
 def wrap_predict_run(original: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -272,9 +277,9 @@ def extract_archive(path: str, directory: str) -> None:
         with tarfile.open(path, "r:gz") as archive:
             archive.extractall(directory)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
-        raise ArchiveError(path, _archive_problem(path, error)) from error
+        raise errors.ArchiveError(path, _archive_problem(path, error)) from error
     if not os.path.isfile(os.path.join(directory, "config.json")):
-        raise ArchiveError(path, "not a model archive (no config.json inside)")
+        raise errors.ArchiveError(path, "not a model archive (no config.json inside)")
 
 
 @contextmanager
