@@ -3,7 +3,9 @@ hence the archive's metrics). `parameter_count`: the model size |θ| of paper Ta
 `trainable_parameters`), logged when training starts. `throughput`: training words per second, the training
 steps alone (no validation, no checkpointing), logged per epoch (`training_words_per_second`,
 `training_seconds`, `training_words`, `training_sentences`: totals over the steps this process trained, so after
-`--recover` the steps since the resume).
+`--recover` the steps since the resume), and on Linux the process's peak resident memory (`peak_rss_mb`, the
+kernel's VmHWM) with the batch that first reached it (`peak_rss_batch`: training or validation, sentences, words,
+padded sub-tokens), so a memory peak can be traced to the batch shape that caused it.
 """
 import logging
 import time
@@ -49,6 +51,33 @@ class ParameterCountCallback(TrainerCallback):
             metrics.update(count_parameters(trainer.model))
 
 
+def high_water_mark_mb() -> Optional[float]:
+    """This process's peak resident memory so far (VmHWM of /proc/self/status) in MB; None where there is none."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _batch_shape(batch_inputs: List[Dict[str, Any]], text_field: str) -> Dict[str, int]:
+    """Sentences, words and padded sub-tokens (word pieces of a transformer indexer) of a batch."""
+    shape = {"sentences": 0, "words": 0, "padded_subtokens": 0}
+    for batch in batch_inputs:
+        if text_field not in batch:
+            continue
+        mask = get_text_field_mask(batch[text_field])  # (batch, words)
+        shape["sentences"] += mask.size(0)
+        shape["words"] += int(mask.sum())
+        for tensors in batch[text_field].values():
+            if "token_ids" in tensors:
+                shape["padded_subtokens"] += int(tensors["token_ids"].numel())  # (batch, pieces)
+    return shape
+
+
 @TrainerCallback.register("throughput")
 class ThroughputCallback(TrainerCallback):
     """
@@ -74,6 +103,8 @@ class ThroughputCallback(TrainerCallback):
         self.words = 0
         self.sentences = 0
         self._last = 0.0
+        self.peak_rss_mb: Optional[float] = None
+        self.peak_rss_batch: Optional[Dict[str, Any]] = None
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         self._last = time.perf_counter()
@@ -89,10 +120,15 @@ class ThroughputCallback(TrainerCallback):
                     mask = get_text_field_mask(batch[self.text_field])  # (batch, words)
                     self.words += int(mask.sum())
                     self.sentences += mask.size(0)
-        self._last = now
+        peak = high_water_mark_mb()
+        if peak is not None and (self.peak_rss_mb is None or peak > self.peak_rss_mb):
+            self.peak_rss_mb = peak
+            self.peak_rss_batch = {"training": is_training, "epoch": epoch, "batch": batch_number,
+                                   **_batch_shape(batch_inputs, self.text_field)}
+        self._last = time.perf_counter()
 
-    def totals(self) -> Dict[str, float]:
-        return {"training_sentences": self.sentences, "training_words": self.words, "training_seconds": round(self.seconds, 3),
+    def totals(self) -> Dict[str, Any]:
+        return {"peak_rss_mb": self.peak_rss_mb, "peak_rss_batch": self.peak_rss_batch,"training_sentences": self.sentences, "training_words": self.words, "training_seconds": round(self.seconds, 3),
                 "training_words_per_second": round(self.words / self.seconds, 2) if self.seconds else 0.0}
 
     def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary: bool = True, **kwargs) -> None:
