@@ -113,7 +113,7 @@ def collect(model, reader, path: str, max_sentences: int = None):
         instances.append(instance)
         if max_sentences and len(instances) == max_sentences:
             break
-    order = padded_batches(instances, 1024, 2048)
+    order = padded_batches(instances, 1024, 1536)
     feats: Dict[str, List[Any]] = {"x": [None] * len(instances), "h": [None] * len(instances),
                                    "s": [None] * len(instances)}
     with torch.no_grad():

@@ -156,7 +156,7 @@ def reannotate(
     input_path: str,
     output_path: str,
     max_tokens: int = 1024,
-    max_subtokens: Optional[int] = 2048,
+    max_subtokens: Optional[int] = 1536,
     cuda_device: int = -1,
     force: bool = False,
     chunk_size: int = 512,
@@ -266,9 +266,9 @@ class HashCorpus(Subcommand):
         subparser.add_argument("-o", "--output", required=True, help="the codes corpus to write (JSON lines)")
         subparser.add_argument("--batch-size", type=int, default=1024,
                                help="words per batch (padded size; token-budget batches, default 1024)")
-        subparser.add_argument("--max-subtokens", type=int, default=2048,
+        subparser.add_argument("--max-subtokens", type=int, default=1536,
                                help="padded sub-tokens per batch (batch size × longest sentence in word pieces: what "
-                                    "the PLM's memory follows; default 2048)")
+                                    "the PLM's memory follows; default 1536)")
         subparser.add_argument("--cuda-device", type=int, default=-1, help="GPU id, or -1 for CPU (default)")
         subparser.add_argument("--dataset-reader-choice", choices=["train", "validation"], default="validation",
                                help="which of the archive's dataset readers reads INPUT (default validation)")
