@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def word_code(word: str, num_bits: int) -> int:
     """A fixed pseudo-random K-bit code of a word string (the same in every process)."""
-    return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little") & ((1 << num_bits) - 1)
+    digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & ((1 << num_bits) - 1)
 
 
 def read_corpus(reader_name: str, path: str) -> List[Dict[str, Any]]:

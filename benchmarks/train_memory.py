@@ -117,6 +117,10 @@ def machine() -> Dict[str, Any]:
             "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "commit": commit.stdout.strip()}
 
 
+def words_per_second(row: Dict[str, Any]) -> float:
+    return row["metrics"]["training_words_per_second"]
+
+
 def table(results: Dict[str, Any]) -> str:
     lines = ["| task | corpus, train sentences | run | peak RSS (MB) | training words/s | training s | dev score |",
              "|---|---|---|---:|---:|---:|---:|"]
@@ -133,7 +137,7 @@ def table(results: Dict[str, Any]) -> str:
         ours, anchor = results["runs"].get(f"{task}:ours"), results["runs"].get(f"{task}:anchor")
         if ours and anchor:
             lines.append(f"\n{task}: ours / anchor peak RSS {ours['peak_rss_mb'] / anchor['peak_rss_mb']:.2f}×, "
-                         f"words/s {ours['metrics']['training_words_per_second'] / anchor['metrics']['training_words_per_second']:.2f}×")
+                         f"words/s {words_per_second(ours) / words_per_second(anchor):.2f}×")
     return "\n".join(lines)
 
 

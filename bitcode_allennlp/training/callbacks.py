@@ -128,7 +128,9 @@ class ThroughputCallback(TrainerCallback):
         self._last = time.perf_counter()
 
     def totals(self) -> Dict[str, Any]:
-        return {"peak_rss_mb": self.peak_rss_mb, "peak_rss_batch": self.peak_rss_batch,"training_sentences": self.sentences, "training_words": self.words, "training_seconds": round(self.seconds, 3),
+        return {"peak_rss_mb": self.peak_rss_mb, "peak_rss_batch": self.peak_rss_batch,
+                "training_sentences": self.sentences, "training_words": self.words,
+                "training_seconds": round(self.seconds, 3),
                 "training_words_per_second": round(self.words / self.seconds, 2) if self.seconds else 0.0}
 
     def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary: bool = True, **kwargs) -> None:

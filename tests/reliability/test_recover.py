@@ -23,8 +23,8 @@ from tests.conftest import CONFIGS, ROOT
 ENV = {"EPOCHS": "2", "MAX_INSTANCES": "24", "MAX_TOKENS": "64", "CHECKPOINT_EVERY": "2", "OMP_NUM_THREADS": "1",
        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 # Timings, and the throughput callback's totals (the training steps of the process that wrote the file).
-VOLATILE = ("duration", "memory", "epoch_start", "time", "training_seconds", "words_per_second", "peak_rss", "training_words",
-            "training_sentences")
+VOLATILE = ("duration", "memory", "epoch_start", "time", "training_seconds", "words_per_second", "peak_rss",
+            "training_words", "training_sentences")
 
 
 @TrainerCallback.register("test_trained_batches")

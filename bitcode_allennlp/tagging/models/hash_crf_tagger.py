@@ -100,7 +100,8 @@ class HashCrfTagger(HashingModel):
         self.code_head_accuracy = None
         if code_head_weight > 0:
             self.code_head = torch.nn.Sequential(
-                torch.nn.Linear(self.num_bits, code_head_dim), torch.nn.GELU(), torch.nn.Linear(code_head_dim, self.num_tags))
+                torch.nn.Linear(self.num_bits, code_head_dim), torch.nn.GELU(),
+                torch.nn.Linear(code_head_dim, self.num_tags))
             self.code_head_accuracy = CategoricalAccuracy()
 
         self.accuracy = CategoricalAccuracy()
