@@ -107,19 +107,23 @@ def collect(model, reader, path: str, max_sentences: int = None):
 
     from bitcode_allennlp.validation.hash_corpus import padded_batches
 
-    instances = []
+    from allennlp.data import Instance
+
+    instances, words_only = [], []
     for instance in reader.read(path):
         reader.apply_token_indexers(instance)
-        instance.index_fields(model.vocab)
+        words = Instance({"tokens": instance["tokens"]})  # the words only: a tag unseen in training is no error
+        words.index_fields(model.vocab)
         instances.append(instance)
+        words_only.append(words)
         if max_sentences and len(instances) == max_sentences:
             break
-    order = padded_batches(instances, 1024, 1536)
+    order = padded_batches(words_only, 1024, 1536)
     feats: Dict[str, List[Any]] = {"x": [None] * len(instances), "h": [None] * len(instances),
                                    "s": [None] * len(instances)}
     with torch.no_grad():
         for group in order:
-            batch = Batch([instances[i] for i in group]).as_tensor_dict()
+            batch = Batch([words_only[i] for i in group]).as_tensor_dict()
             mask = util.get_text_field_mask(batch["tokens"])  # (batch, words)
             x = model.text_field_embedder(batch["tokens"])  # (batch, words, d)
             h, s = model.encoder.forward_with_scores(x, mask)  # (batch, words, d), (batch, words, K)
@@ -127,7 +131,8 @@ def collect(model, reader, path: str, max_sentences: int = None):
                 n = int(mask[row].sum())
                 for name, value in (("x", x), ("h", h), ("s", s)):
                     feats[name][index] = value[row, :n].numpy()  # (words, dim)
-    tags = [model.vocab.get_token_index(t, "labels") for inst in instances for t in inst["tags"].labels]
+    index = model.vocab.get_token_to_index_vocabulary("labels")
+    tags = [index.get(t, -1) for inst in instances for t in inst["tags"].labels]  # -1: a tag the model never saw
     sentence_ids = np.concatenate([np.full(len(inst["tokens"]), i) for i, inst in enumerate(instances)])
     return {name: np.concatenate(values) for name, values in feats.items()}, np.array(tags), sentence_ids
 
@@ -146,6 +151,7 @@ def window(features: np.ndarray, sentence_ids: np.ndarray) -> np.ndarray:
 def layers(args: argparse.Namespace) -> Dict[str, Any]:
     from allennlp.models.archival import load_archive
 
+    import bitcode_allennlp.plugin  # noqa: F401  (our readers and models, by name)
     from bitcode_allennlp.bits.probe import train_probe
 
     archive = load_archive(args.archive)
@@ -161,7 +167,9 @@ def layers(args: argparse.Namespace) -> Dict[str, Any]:
         scale = train[name].std() or 1.0  # standardised inputs: x and h are LayerNorm-sized, s is not
         x_train = window(train[name] / scale, train_ids).astype(np.float32)  # (n, 3d)
         x_dev = window(dev[name] / scale, dev_ids).astype(np.float32)  # (m, 3d)
-        predictions, _ = train_probe(x_train, train_tags, x_dev, num_labels, hidden=512, seed=0, epochs=args.epochs,
+        known = train_tags >= 0  # (n,)
+        predictions, _ = train_probe(x_train[known], train_tags[known], x_dev, num_labels, hidden=512, seed=0,
+                                     epochs=args.epochs,
                                      min_steps=300, batch_size=1024, lr=2e-3, threads=None)
         result["window3_mlp"][name] = float((predictions == dev_tags).mean())
         print(f"  window-3 MLP on {name:8s} {100 * result['window3_mlp'][name]:6.2f}", flush=True)
