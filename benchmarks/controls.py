@@ -137,22 +137,11 @@ def collect(model, reader, path: str, max_sentences: int = None):
     return {name: np.concatenate(values) for name, values in feats.items()}, np.array(tags), sentence_ids
 
 
-def window(features: np.ndarray, sentence_ids: np.ndarray) -> np.ndarray:
-    """Previous, own and next rows of `features` (n, d) within a sentence, zeros beyond it: (n, 3d)."""
-    same = np.zeros(len(features), dtype=bool)  # (n,)
-    same[:-1] = sentence_ids[:-1] == sentence_ids[1:]
-    previous = np.zeros_like(features)  # (n, d)
-    previous[1:] = np.where(same[:-1, None], features[:-1], 0.0)
-    following = np.zeros_like(features)  # (n, d)
-    following[:-1] = np.where(same[:-1, None], features[1:], 0.0)
-    return np.concatenate([previous, features, following], axis=1)  # (n, 3d)
-
-
 def layers(args: argparse.Namespace) -> Dict[str, Any]:
     from allennlp.models.archival import load_archive
 
     import bitcode_allennlp.plugin  # noqa: F401  (our readers and models, by name)
-    from bitcode_allennlp.bits.probe import train_probe
+    from bitcode_allennlp.bits.probe import train_probe, window_rows
 
     archive = load_archive(args.archive)
     model = archive.model.eval()
@@ -165,8 +154,8 @@ def layers(args: argparse.Namespace) -> Dict[str, Any]:
                               "train_words": int(len(train_tags)), "dev_words": int(len(dev_tags)), "window3_mlp": {}}
     for name in ("x", "h", "s", "sign(s)"):
         scale = train[name].std() or 1.0  # standardised inputs: x and h are LayerNorm-sized, s is not
-        x_train = window(train[name] / scale, train_ids).astype(np.float32)  # (n, 3d)
-        x_dev = window(dev[name] / scale, dev_ids).astype(np.float32)  # (m, 3d)
+        x_train = window_rows(train[name] / scale, train_ids).astype(np.float32)  # (n, 3d)
+        x_dev = window_rows(dev[name] / scale, dev_ids).astype(np.float32)  # (m, 3d)
         known = train_tags >= 0  # (n,)
         predictions, _ = train_probe(x_train[known], train_tags[known], x_dev, num_labels, hidden=512, seed=0,
                                      epochs=args.epochs,

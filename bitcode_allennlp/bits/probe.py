@@ -148,14 +148,20 @@ def knn_predictions(train_codes: np.ndarray, train_labels: np.ndarray, dev_codes
 def window_features(signs: np.ndarray, corpus: CodesCorpus) -> np.ndarray:
     """The +-1 bits `signs` (n, K) of the previous word, the word and the next word, zeros beyond the sentence
     edges. Shape `(n, 3K)`."""
-    n = signs.shape[0]
+    return window_rows(signs, corpus.sentence_ids)
+
+
+def window_rows(features: np.ndarray, sentence_ids: np.ndarray) -> np.ndarray:
+    """Rows of `features` (n, d) of the previous word, the word and the next word (words in corpus order,
+    `sentence_ids` (n,)), zeros beyond the sentence edges. Shape `(n, 3d)`."""
+    n = features.shape[0]
     same_as_next = np.zeros(n, dtype=bool)  # (n,)
-    same_as_next[:-1] = corpus.sentence_ids[:-1] == corpus.sentence_ids[1:]
-    previous = np.zeros_like(signs)  # (n, K)
-    previous[1:] = np.where(same_as_next[:-1, None], signs[:-1], 0.0)
-    following = np.zeros_like(signs)  # (n, K)
-    following[:-1] = np.where(same_as_next[:-1, None], signs[1:], 0.0)
-    return np.concatenate([previous, signs, following], axis=1)  # (n, 3K)
+    same_as_next[:-1] = sentence_ids[:-1] == sentence_ids[1:]
+    previous = np.zeros_like(features)  # (n, d)
+    previous[1:] = np.where(same_as_next[:-1, None], features[:-1], 0.0)
+    following = np.zeros_like(features)  # (n, d)
+    following[:-1] = np.where(same_as_next[:-1, None], features[1:], 0.0)
+    return np.concatenate([previous, features, following], axis=1)  # (n, 3d)
 
 
 def train_probe(x_train: np.ndarray, y_train: np.ndarray, x_dev: np.ndarray, num_labels: int,

@@ -17,13 +17,7 @@ SENTENCE = ["Frodo", "held", "the", "ring", "."]
 TREE = Tree.fromstring("(S (NP (NNP Frodo)) (VP (VBD held) (NP (DT the) (NN ring))) (. .))")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # Thousands of tiny ops (CRF and CKY loops): with 2 threads on a busy machine each waits for a straggler.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/reliability/conftest.py
 
 
 def build(config, monkeypatch, **env):

@@ -56,12 +56,7 @@ PARSE_LONG = 600  # words of the parser's runs (see the module docstring)
 K = "8"  # bits of the runs' codes: the hash layer's attention is K x n x n, a third of the default 24's cost
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/reliability/conftest.py
 
 
 def words_of(count: int, prefix: str = "w") -> List[str]:

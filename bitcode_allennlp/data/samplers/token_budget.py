@@ -180,18 +180,21 @@ class TokenBudgetBatchSampler(BatchSampler):
         return sizes, (self._subtoken_sizes(instances, sizes) if self.max_subtokens is not None else sizes)
 
     # -------------------------------------------------------------------------------------- packing
-    def _fits(self, total: int, longest: int, longest_pieces: int, num: int) -> bool:
-        """Whether a batch of `num` instances with these words (sum, max) and max sub-tokens is within budget."""
+    def _costs(self, total: int, longest: int, longest_pieces: int, num: int) -> Tuple[int, Optional[int]]:
+        """(words as `count` measures them, padded sub-tokens or None) of a batch of `num` instances with these
+        words (sum, max) and max sub-tokens."""
         words = total if self.count == "words" else longest * num
-        if words > self.max_tokens:
-            return False
-        return self.max_subtokens is None or longest_pieces * num <= self.max_subtokens
+        return words, (None if self.max_subtokens is None else longest_pieces * num)
+
+    def _fits(self, total: int, longest: int, longest_pieces: int, num: int) -> bool:
+        """Whether such a batch is within both budgets."""
+        words, pieces = self._costs(total, longest, longest_pieces, num)
+        return words <= self.max_tokens and (pieces is None or pieces <= self.max_subtokens)  # type: ignore
 
     def _full(self, total: int, longest: int, longest_pieces: int, num: int) -> bool:
-        """Whether a batch reached a budget exactly (a last batch that does is complete, see `drop_last`)."""
-        words = total if self.count == "words" else longest * num
-        return words >= self.max_tokens or (self.max_subtokens is not None
-                                            and longest_pieces * num >= self.max_subtokens)
+        """Whether such a batch reached a budget exactly (a last batch that does is complete, see `drop_last`)."""
+        words, pieces = self._costs(total, longest, longest_pieces, num)
+        return words >= self.max_tokens or (pieces is not None and pieces >= self.max_subtokens)  # type: ignore
 
     def _pack(self, order: List[int], sizes: List[int], pieces: List[int]) -> List[List[int]]:
         """Greedy packing of `order` (indices into `sizes`) under the budgets."""
