@@ -112,3 +112,16 @@ def test_code_dim_256_is_the_papers_validation_model_size(monkeypatch):
     vocab.add_tokens_to_namespace([f"T{i}" for i in range(45)], "labels")
     model = Model.from_params(vocab=vocab, params=params.pop("model"))
     assert 550_000 < sum(p.numel() for p in model.parameters()) < 650_000
+
+
+def test_experiment_clears_every_config_variable():
+    """`validation.experiment` passes each stage exactly its variables: it must know every one the configs read."""
+    import re
+
+    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
+
+    read = set()
+    for path in CONFIGS.iterdir():
+        read |= set(re.findall(r'env\.(?:str|num|bool|has)\("([A-Z_0-9]+)"', path.read_text()))
+    assert {"K", "TRAINING_METRICS"} <= read
+    assert read == CONFIG_VARIABLES

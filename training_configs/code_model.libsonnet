@@ -3,7 +3,8 @@
 // one-layer transformer → the same task head as the hashing stage, with no hash loss and no access to words.
 // Variables (env.libsonnet): TRAIN_DATA DEV_DATA K CODE_DIM (d, rounded up to a multiple of K and of the
 // heads; default 128) CODE_HEADS (4) CODE_FF (feed-forward size, default 2·d) DROPOUT LR EPOCHS (default 20)
-// MAX_TOKENS WARMUP WEIGHT_DECAY GRAD_NORM MAX_INSTANCES SKIP_INVALID CUDA_DEVICE WORKERS SEED.
+// MAX_TOKENS WARMUP WEIGHT_DECAY GRAD_NORM MAX_INSTANCES SKIP_INVALID CUDA_DEVICE WORKERS SEED; taggers also
+// TRAINING_METRICS (common.libsonnet).
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 

@@ -39,6 +39,9 @@ local env = import 'env.libsonnet';
     // RESIDUAL=false: no residual around the attention, the literal Eq. 8 (study option; the default keeps it).
     residual: env.bool("RESIDUAL", true),
   },
+  // Taggers (hash_crf_tagger, both stages): TRAINING_METRICS=false skips Viterbi decoding in training forwards, so
+  // no training accuracy / span F1 is reported; dev metrics are exact either way (eval mode always decodes).
+  tagger_options:: { training_metrics: env.bool("TRAINING_METRICS", true) },
   hash_options(beta):: {
     beta: env.num("BETA", beta),
     // Algorithm 1's fine_tuning_step always sums the task losses of two dropout views, so the β = 0 baseline

@@ -8,7 +8,7 @@ function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metri
   common.readers(reader + common.reader_options + { token_indexers: common.indexer(plm) }) + {
     train_data_path: env.str("TRAIN_DATA", train),
     validation_data_path: env.str("DEV_DATA", dev),
-    model: common.hash_options(beta) + {
+    model: common.hash_options(beta) + common.tagger_options + {
       type: "hash_crf_tagger",
       text_field_embedder: common.embedder(plm),
       encoder: common.hash_encoder(dropout),

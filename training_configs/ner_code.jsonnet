@@ -4,13 +4,14 @@
 //   TRAIN_DATA=runs/ner_codes/train.jsonl DEV_DATA=runs/ner_codes/dev.jsonl \
 //   allennlp train training_configs/ner_code.jsonnet -s runs/ner_code
 // Variables: code_model.libsonnet. K must be the hashing model's.
+local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 local code_model = import 'code_model.libsonnet';
 
 code_model(
   train=env.root + "/fixtures/data/codes/ner.train.jsonl",
   dev=env.root + "/fixtures/data/codes/ner.dev.jsonl",
-  model={ type: "hash_crf_tagger", label_encoding: "BIOUL", dropout: env.num("DROPOUT", 0.2) },
+  model=common.tagger_options + { type: "hash_crf_tagger", label_encoding: "BIOUL", dropout: env.num("DROPOUT", 0.2) },
   lr=3e-3,
   dropout=0.2,
   validation_metric="+f1-measure-overall",

@@ -1,13 +1,14 @@
 // Validation stage for POS tagging (paper §3.3; Table 6: dropout 0.1, lr 5e-4): a CRF tagger that reads only the
 // codes of `allennlp hash-corpus`. Defaults train on fixtures/data/codes in seconds; real data as in
 // ner_code.jsonnet. Variables: code_model.libsonnet. K must be the hashing model's.
+local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 local code_model = import 'code_model.libsonnet';
 
 code_model(
   train=env.root + "/fixtures/data/codes/pos.train.jsonl",
   dev=env.root + "/fixtures/data/codes/pos.dev.jsonl",
-  model={ type: "hash_crf_tagger", label_encoding: null, dropout: env.num("DROPOUT", 0.1) },
+  model=common.tagger_options + { type: "hash_crf_tagger", label_encoding: null, dropout: env.num("DROPOUT", 0.1) },
   lr=5e-4,
   dropout=0.1,
   validation_metric="+accuracy",

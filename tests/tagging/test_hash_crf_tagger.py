@@ -158,3 +158,43 @@ def test_code_head_reads_the_signs_and_adds_its_loss(monkeypatch):
     monkeypatch.setenv("CODE_HEAD", "0")
     model, _, _ = build("pos_hash.jsonnet")
     assert model.code_head is None and "code_head_accuracy" not in model.get_metrics()
+
+
+def test_decoding_is_allennlps_viterbi_tags_and_metrics_count_it(ner):
+    model, instances, _ = ner  # BIOUL: constrained transitions, start/end transitions
+    saved = model.crf.transitions.detach().clone()
+    with torch.no_grad():  # a trained-looking CRF: transitions that change the best path
+        model.crf.transitions.normal_(0, 2.0)
+    output, tensors = eval_loss(model, instances[:8])
+    mask, gold = output["mask"], tensors["tags"]
+    expected = [path for path, _ in model.crf.viterbi_tags(output["logits"], mask)]
+    assert output["tags"] == expected
+    assert [len(path) for path in expected] == mask.sum(-1).tolist()
+    model.get_metrics(reset=True)
+    model(**tensors)  # accuracy from the batched one-hot = accuracy of the reference paths
+    right = sum(p == g for path, row in zip(expected, gold.tolist()) for p, g in zip(path, row))
+    assert model.get_metrics(reset=True)["accuracy"] == pytest.approx(right / int(mask.sum()))
+    assert expected != [row[:n] for row, n in zip(output["logits"].argmax(-1).tolist(), mask.sum(-1).tolist())]
+    with torch.no_grad():
+        model.crf.transitions.copy_(saved)
+
+
+def test_training_metrics_false_skips_decoding_in_training_only(monkeypatch, ner):
+    monkeypatch.setenv("TRAINING_METRICS", "false")
+    model, instances, _ = build("ner_hash.jsonnet")
+    assert not model.training_metrics and ner[0].training_metrics  # default: decode in training, as before
+    batch = Batch(instances[:4])
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    model.train()
+    model.get_metrics(reset=True)
+    output = model(**tensors)
+    assert "tags" not in output and "loss" in output and "hash_loss" in output
+    metrics = model.get_metrics(reset=True)
+    assert "accuracy" not in metrics and "f1-measure-overall" not in metrics and "code_distinct" in metrics
+    model.eval()  # dev: always decoded, metrics exact
+    output = model(**tensors)
+    assert [len(path) for path in output["tags"]] == output["mask"].sum(-1).tolist()
+    assert {"accuracy", "f1-measure-overall"} <= set(model.get_metrics(reset=True))
+    ner[0].train()
+    assert "tags" in ner[0](**tensors) and "accuracy" in ner[0].get_metrics(reset=True)

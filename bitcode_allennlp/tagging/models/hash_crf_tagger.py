@@ -6,7 +6,7 @@ independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1
 Validation stage (§3.3): the same class with a `binary_code` embedder, a plain one-layer transformer, β = 0.
 Outputs carry each word's code (int and hex) for predictors and re-annotation.
 """
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.common import Lazy
@@ -21,6 +21,7 @@ from allennlp.training.metrics import CategoricalAccuracy
 
 from bitcode_allennlp.common.hashing_model import HashingModel, straight_through_signs
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
+from bitcode_allennlp.structs.viterbi import paths_to_lists, viterbi_decode
 from bitcode_allennlp.training.metrics.span_f1 import DistributedSpanF1
 
 
@@ -53,6 +54,14 @@ class HashCrfTagger(HashingModel):
         is not used for prediction; `code_head_accuracy` reports how well the bits alone predict the tags.
     code_head_dim : `int`, optional (default = `256`)
         Hidden size of the code-reading head.
+    training_metrics : `bool`, optional (default = `True`)
+        Whether training forwards decode (Viterbi) to report training `accuracy` (and span F1). `False` skips
+        decoding in training mode: the output then has no `tags`, and `get_metrics` in training mode leaves out
+        `accuracy` and the span F1 keys (the loss, hash loss, code metrics and `code_head_accuracy` need no
+        decoding and stay). Evaluation and prediction (eval mode) always decode, so dev metrics are exact either
+        way. The default keeps the training metrics, as before this flag (decoding is batched and cheap beside a
+        forward pass of the hashing model); `False` saves the decoding time of the small validation-stage model's
+        training steps. Config variable `TRAINING_METRICS`.
     initializer : `InitializerApplicator`, optional
     """
 
@@ -72,6 +81,7 @@ class HashCrfTagger(HashingModel):
         task_loss: str = "mean",
         code_head_weight: float = 0.0,
         code_head_dim: int = 256,
+        training_metrics: bool = True,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
@@ -85,6 +95,7 @@ class HashCrfTagger(HashingModel):
         self.label_namespace = label_namespace
         self.label_encoding = label_encoding
         self.task_loss = task_loss
+        self.training_metrics = training_metrics
         self.num_tags = vocab.get_vocab_size(label_namespace)
         self.dropout = torch.nn.Dropout(dropout)
         self.tag_projection = torch.nn.Linear(self.encoder.get_output_dim(), self.num_tags)
@@ -128,6 +139,15 @@ class HashCrfTagger(HashingModel):
     def _crf_loss(self, logits: torch.Tensor, tags: torch.LongTensor, mask: torch.BoolTensor) -> torch.Tensor:
         return self._normalise(-self.crf(logits, tags, mask), mask)  # crf: log-likelihood summed over sentences
 
+    def decode(self, logits: torch.Tensor, mask: torch.BoolTensor) -> torch.LongTensor:
+        """Viterbi paths (batch, words) of the CRF, batched (`structs.viterbi`), as `self.crf.viterbi_tags`;
+        0 at padding."""
+        crf = self.crf
+        start_end = crf.include_start_end_transitions
+        paths, _ = viterbi_decode(logits, mask, crf.transitions, crf.start_transitions if start_end else None,
+                                  crf.end_transitions if start_end else None, crf._constraint_mask)
+        return paths  # type: ignore[return-value]
+
     def _code_head_loss(self, scores: torch.Tensor, tags: torch.LongTensor, mask: torch.BoolTensor) -> torch.Tensor:
         """Cross-entropy of the code-reading head on the straight-through codes of one view."""
         codes = straight_through_signs(scores, mask)  # (batch, words, K)
@@ -150,8 +170,9 @@ class HashCrfTagger(HashingModel):
         metadata : one dict per sentence with at least `"words"` (needed by the hash loss for word identities).
 
         # Returns
-        `logits` (batch, words, tags), `mask`, `tags` (Viterbi paths), `loss` (and `hash_loss`) when tags are
-        given, and with a hash layer `codes` (batch, words) int64 (bit i = head i, head 0 most significant).
+        `logits` (batch, words, tags), `mask`, `tags` (Viterbi paths, one list of tag ids per sentence; left out
+        in training forwards when `training_metrics` is false), `loss` (and `hash_loss`) when tags are given, and
+        with a hash layer `codes` (batch, words) int64 (bit i = head i, head 0 most significant).
         """
         mask = util.get_text_field_mask(tokens)  # (batch, words)
         logits, scores = self._view(tokens, mask)  # (batch, words, tags), (batch, words, K)
@@ -169,20 +190,23 @@ class HashCrfTagger(HashingModel):
                 loss = loss + self.code_head_weight * self._code_head_loss(scores, tags, mask)
             output["loss"] = loss
 
-        predicted = cast(List[List[int]], [path for path, _ in self.crf.viterbi_tags(logits, mask)])
-        output["tags"] = predicted
+        paths = self.decode(logits, mask) if self._decodes() else None  # (batch, words)
+        if paths is not None:
+            output["tags"] = paths_to_lists(paths, mask)
         self.add_codes(output, scores, mask, tags)
         if metadata is not None:
             output["words"] = [m["words"] for m in metadata]
 
-        if tags is not None:
-            one_hot = torch.zeros_like(logits)  # (batch, words, tags)
-            for i, path in enumerate(predicted):
-                one_hot[i, torch.arange(len(path)), torch.tensor(path, dtype=torch.long)] = 1
+        if tags is not None and paths is not None:
+            one_hot = torch.zeros_like(logits).scatter_(2, paths.unsqueeze(2), 1.0)  # (batch, words, tags)
             self.accuracy(one_hot, tags, mask)
             if self.span_f1 is not None:
                 self.span_f1(one_hot, tags, mask)
         return output
+
+    def _decodes(self) -> bool:
+        """Eval mode always decodes; training mode only for the training metrics."""
+        return not self.training or self.training_metrics
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Tag ids → tag strings; codes → per-word hex strings (padding removed)."""
@@ -194,10 +218,12 @@ class HashCrfTagger(HashingModel):
         return output_dict
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        metrics = {"accuracy": self.accuracy.get_metric(reset=reset)}
+        metrics: Dict[str, float] = {}
+        if self._decodes():  # no decoded tags in training without training_metrics: no accuracy or F1
+            metrics["accuracy"] = self.accuracy.get_metric(reset=reset)
         if self.code_head_accuracy is not None:
             metrics["code_head_accuracy"] = self.code_head_accuracy.get_metric(reset=reset)
-        if self.span_f1 is not None:
+        if self.span_f1 is not None and self._decodes():
             span = self.span_f1.get_metric(reset=reset)
             metrics.update({k: v for k, v in span.items() if k.endswith("-overall")})
         metrics.update(self.hashing_metrics(reset))
