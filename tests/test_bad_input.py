@@ -162,6 +162,21 @@ CLI_CASES = {
                                   "nothing.conll: file does not exist"),
     "hash-corpus: output a folder": Case(["hash-corpus", "{archive}", NER_DEV, "-o", "{tmp}"],
                                          ": is a folder; --output is the codes file to write"),
+    "hash-corpus: shard index out of range": Case(
+        ["hash-corpus", "{archive}", NER_DEV, "-o", "{tmp}/codes.jsonl", "--num-shards", "4", "--shard-index", "4"],
+        "--shard-index must be in 0..3 for --num-shards 4, got 4"),
+    "hash-corpus: another shard": Case(
+        ["hash-corpus", "{archive}", NER_DEV, "-o", "{tmp}/codes.jsonl", "--num-shards", "4", "--shard-index", "2"],
+        "cannot continue {tmp}/codes.jsonl: it is shard 1 of 4, not shard 2 of 4",
+        {"codes.jsonl": codes_file("a3f00c", "0b12ff"),
+         "codes.jsonl.meta.json": json.dumps({"num_bits": 24, "num_shards": 4, "shard_index": 1})}),
+    # hash-corpus-merge: shards that do not cover the input exactly once
+    "hash-corpus-merge: missing shard": Case(
+        ["hash-corpus-merge", "{tmp}/codes.0.jsonl", "-o", "{tmp}/codes.jsonl"],
+        "{tmp}/codes.0.jsonl: 1 of its 2 shards not given (shard index 1); give every shard of the run",
+        {"codes.0.jsonl": codes_file("a3f00c"),
+         "codes.0.jsonl.meta.json": json.dumps({"num_bits": 24, "num_shards": 2, "shard_index": 0, "complete": True,
+                                                "sentences": 1, "input_sentences": 2})}),
     # training data: the readers' messages, with a tag's invisible space shown
     "train: data error": Case(TRAIN, "bad.conll, line 2: 'I-PER ' does not continue a 'PER ' span (after 'O')",
                               {"bad.conll": "a\tO\nb\tI-PER \n"},

@@ -12,6 +12,21 @@ Beside OUTPUT, `OUTPUT.meta.json` records which model wrote it: `archive` (absol
 `num_bits`, `input`. Continuing OUTPUT with another archive (another SHA-256) or another K is refused, as is an
 OUTPUT whose last line has another `num_bits` (files written before the record existed). Before any work the
 command checks that INPUT exists and that OUTPUT is not a folder, and creates OUTPUT's folder if needed.
+
+**Shards.** `--num-shards N --shard-index i` (0-based) re-annotates only the sentences whose index in INPUT (0-based,
+in the order the reader yields them, after `--max-instances`) satisfies `index % N == i`, so N jobs (a job array,
+several GPUs) can each write one shard; every shard reads the whole input but codes only its sentences. The
+record then also holds `num_shards`, `shard_index`, the input's fingerprint (`input_fingerprint`: SHA-256 and
+bytes of the file, or of every file of a release folder), the reader settings, and, once the run has finished,
+`complete: true` with `sentences` (lines in OUTPUT) and `input_sentences` (sentences in INPUT). A shard is
+continued after a kill like any OUTPUT; continuing it as another shard, with another archive or K, or from another
+input is refused. An unsharded run is shard 0 of 1 and records the same fields.
+
+`allennlp hash-corpus-merge SHARD... -o OUTPUT` checks that the shards come from the same archive (SHA-256), K,
+input (path and fingerprint), reader settings and number of shards, that every shard index 0..N-1 is given once,
+that each shard is complete and has exactly the `len(range(i, T, N))` lines it should, and writes OUTPUT in input
+order (line j from shard j % N): byte for byte the file an unsharded run writes, with the same record plus
+`merged_from`.
 """
 import argparse
 import hashlib
@@ -37,6 +52,9 @@ logger = logging.getLogger(__name__)
 
 META_SUFFIX = ".meta.json"
 """`OUTPUT + META_SUFFIX` records the archive and K that wrote OUTPUT."""
+
+SHARDING = "index % num_shards == shard_index"
+"""Which input sentences (0-based index in reading order) a shard codes; shard i of N has len(range(i, T, N))."""
 
 
 def meta_path(output_path: str) -> str:
@@ -81,8 +99,10 @@ def check_output_path(output_path: str) -> None:
 
 
 def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: Optional[int],
-                     archive_path: Optional[str] = None) -> None:
-    """Refuses to continue OUTPUT if its record names another archive (SHA-256) or another K."""
+                     archive_path: Optional[str] = None, num_shards: int = 1, shard_index: int = 0,
+                     fingerprint: Optional[Dict[str, Any]] = None) -> None:
+    """Refuses to continue OUTPUT if its record names another archive (SHA-256), another K, another shard (a record
+    without shard numbers is shard 0 of 1), or an input with another fingerprint."""
     if not os.path.exists(output_path) or os.path.getsize(output_path) == 0:
         return
     meta = read_meta(output_path)
@@ -95,15 +115,80 @@ def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: 
         raise ConfigurationError(
             f"cannot continue {output_path}: it was written by {meta.get('archive')!r} (K = {meta.get('num_bits')}),"
             f" not by {now}; delete it or pass --force")
+    their_shard = (meta.get("num_shards", 1), meta.get("shard_index", 0))
+    if their_shard != (num_shards, shard_index):
+        raise ConfigurationError(
+            f"cannot continue {output_path}: it is {shard_name(*their_shard)}, not {shard_name(num_shards, shard_index)}"
+            "; check --num-shards and --shard-index, or delete it or pass --force")
+    theirs = meta.get("input_fingerprint")
+    if fingerprint is not None and theirs is not None and theirs != fingerprint:
+        raise ConfigurationError(
+            f"cannot continue {output_path}: it was made from {meta.get('input')!r} with another content "
+            f"(sha256 {str(theirs.get('sha256'))[:12]}..., {theirs.get('bytes')} bytes; now "
+            f"{str(fingerprint.get('sha256'))[:12]}..., {fingerprint.get('bytes')} bytes); delete it or pass --force")
+
+
+def shard_name(num_shards: int, shard_index: int) -> str:
+    return f"shard {shard_index} of {num_shards}" if num_shards > 1 else "an unsharded run (shard 0 of 1)"
+
+
+def shard_size(input_sentences: int, num_shards: int, shard_index: int) -> int:
+    """Sentences of shard `shard_index` of `num_shards` of an input of `input_sentences` sentences (`SHARDING`)."""
+    return len(range(shard_index, input_sentences, num_shards))
+
+
+def check_shard(num_shards: int, shard_index: int) -> None:
+    if num_shards < 1:
+        raise ConfigurationError(f"--num-shards must be positive, got {num_shards}")
+    if not 0 <= shard_index < num_shards:
+        raise ConfigurationError(f"--shard-index must be in 0..{num_shards - 1} for --num-shards {num_shards}, "
+                                 f"got {shard_index}")
+
+
+def input_fingerprint(input_path: str) -> Optional[Dict[str, Any]]:
+    """
+    What identifies INPUT's content: `{"sha256", "bytes"}` of a file, or for a folder (an OntoNotes release)
+    `{"sha256", "bytes", "files"}` over every file below it (relative path, size and SHA-256 of each, in sorted
+    order). None for a URL or a path that does not exist.
+    """
+    if "://" in str(input_path) or not os.path.exists(input_path):
+        return None
+    if os.path.isfile(input_path):
+        return {"sha256": file_sha256(input_path), "bytes": os.path.getsize(input_path)}
+    digest, total, count = hashlib.sha256(), 0, 0
+    for folder, folders, names in os.walk(input_path):
+        folders.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if not os.path.isfile(path):
+                continue
+            size = os.path.getsize(path)
+            relative = os.path.relpath(path, input_path).replace(os.sep, "/")
+            digest.update(f"{relative}\0{size}\0{file_sha256(path)}\n".encode("utf-8"))
+            total, count = total + size, count + 1
+    return {"sha256": digest.hexdigest(), "bytes": total, "files": count}
 
 
 def write_meta(output_path: str, archive_path: Optional[str], archive_sha256: Optional[str], num_bits: int,
-               input_path: str) -> None:
+               input_path: str, fingerprint: Optional[Dict[str, Any]] = None,
+               reader_settings: Optional[Dict[str, Any]] = None, num_shards: int = 1, shard_index: int = 0,
+               sentences: Optional[int] = None, input_sentences: Optional[int] = None) -> None:
+    """The record beside OUTPUT; `complete` (and the counts) once `sentences` and `input_sentences` are given."""
+    complete = sentences is not None and input_sentences is not None
     meta = {"written_by": "allennlp hash-corpus", "archive": os.path.abspath(archive_path) if archive_path else None,
-            "archive_sha256": archive_sha256, "num_bits": num_bits, "input": input_path}
-    with open(meta_path(output_path), "w", encoding="utf-8") as file:
-        json.dump(meta, file, indent=1)
+            "archive_sha256": archive_sha256, "num_bits": num_bits, "input": input_path,
+            "input_fingerprint": fingerprint, "reader": reader_settings, "num_shards": num_shards,
+            "shard_index": shard_index, "sharding": SHARDING, "complete": complete,
+            "sentences": sentences, "input_sentences": input_sentences}
+    _write_json(meta_path(output_path), meta)
+
+
+def _write_json(path: str, value: Dict[str, Any]) -> None:
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as file:
+        json.dump(value, file, indent=1)
         file.write("\n")
+    os.replace(temporary, path)  # a kill never leaves half a record
 
 
 def completed_lines(path: str) -> Tuple[int, Optional[Dict[str, Any]], int]:
@@ -163,20 +248,36 @@ def reannotate(
     progress: bool = True,
     archive_path: Optional[str] = None,
     archive_sha256: Optional[str] = None,
+    num_shards: int = 1,
+    shard_index: int = 0,
+    fingerprint: Optional[Dict[str, Any]] = None,
+    reader_settings: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, int]:
     """
     Writes the codes corpus of `input_path` to `output_path` (see the module docstring) and returns counts:
-    `sentences` (in the output), `resumed` (lines kept from an earlier run), `words` (coded in this run).
+    `sentences` (in the output), `resumed` (lines kept from an earlier run), `words` (coded in this run),
+    `input_sentences` (sentences of the input, all shards).
     `archive_path` and `archive_sha256` (computed from `archive_path` when not given) go to the record
     `output_path + ".meta.json"`; continuing a file written by another archive or K raises `ConfigurationError`.
+    With `num_shards` > 1 only the sentences with `index % num_shards == shard_index` are coded. `fingerprint`
+    (of the input, computed when None) and `reader_settings` (recorded; `max_instances` added) let the merge check
+    that the shards read the same input the same way.
     """
     if model.num_bits is None:
         raise ConfigurationError("this model has no hash layer: re-annotate with a hashing-stage archive")
+    check_shard(num_shards, shard_index)
     if archive_sha256 is None and archive_path is not None and os.path.isfile(archive_path):
         archive_sha256 = file_sha256(archive_path)
+    if fingerprint is None:
+        fingerprint = input_fingerprint(input_path)
+    settings = {**(reader_settings or {}), "max_instances": reader.max_instances}
+    record = dict(archive_path=archive_path, archive_sha256=archive_sha256, num_bits=model.num_bits,
+                  input_path=input_path, fingerprint=fingerprint, reader_settings=settings, num_shards=num_shards,
+                  shard_index=shard_index)
     done, last, offset = (0, None, 0)
     if os.path.exists(output_path) and not force:
-        check_same_model(output_path, archive_sha256, model.num_bits, archive_path)
+        check_same_model(output_path, archive_sha256, model.num_bits, archive_path, num_shards, shard_index,
+                         fingerprint)
         done, last, offset = completed_lines(output_path)
         if last is not None and last.get("num_bits") != model.num_bits:
             raise ConfigurationError(f"cannot continue {output_path}: its codes have {last.get('num_bits')!r} bits, "
@@ -187,11 +288,20 @@ def reannotate(
     model.eval()
     words = 0
     sentences = 0
+    read = [0]  # sentences of the input read so far, all shards
+
+    def shard_instances() -> Iterator[Instance]:
+        for index, instance in enumerate(reader.read(input_path)):
+            read[0] = index + 1
+            if index % num_shards == shard_index:
+                yield instance
+
     out = None  # opened on the first chunk to write, so a bad input leaves no empty output behind
-    bar = Tqdm.tqdm(desc="hash-corpus", unit=" sentences", disable=not progress)
+    bar = Tqdm.tqdm(desc="hash-corpus" if num_shards == 1 else f"hash-corpus {shard_index}/{num_shards}",
+                    unit=" sentences", disable=not progress)
     try:
         with torch.no_grad():
-            for chunk in _chunks(reader.read(input_path), chunk_size):
+            for chunk in _chunks(shard_instances(), chunk_size):
                 if sentences + len(chunk) <= done:
                     sentences += len(chunk)
                     if sentences == done:
@@ -203,7 +313,7 @@ def reannotate(
                     sentences = done
                 lines = _code_chunk(model, reader, chunk, max_tokens, cuda_device, max_subtokens)
                 if out is None:
-                    write_meta(output_path, archive_path, archive_sha256, model.num_bits, input_path)
+                    write_meta(output_path, **record)  # not complete until the end
                     out = open(output_path, "a" if offset else "w", encoding="utf-8")
                 out.write("".join(lines))
                 out.flush()
@@ -216,8 +326,12 @@ def reannotate(
             out.close()
     if sentences < done:
         raise ConfigurationError(f"{output_path} has {done} lines but {input_path} has only {sentences} "
-                                 "sentences: it was made from another corpus; delete it or pass --force")
-    return {"sentences": sentences, "resumed": done, "words": words}
+                                 f"sentences{' in this shard' if num_shards > 1 else ''}: it was made from another "
+                                 "corpus; delete it or pass --force")
+    if out is None and offset == 0:
+        open(output_path, "w", encoding="utf-8").close()  # a shard with no sentences (or --force on a full file)
+    write_meta(output_path, **record, sentences=sentences, input_sentences=read[0])
+    return {"sentences": sentences, "resumed": done, "words": words, "input_sentences": read[0]}
 
 
 def _check_resume_point(instance: Instance, last: Optional[Dict[str, Any]], output_path: str) -> None:
@@ -253,6 +367,112 @@ def _code_chunk(model: HashingModel, reader: DatasetReader, chunk: List[Instance
     return lines
 
 
+def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) -> Dict[str, int]:
+    """
+    Merges the shards of a sharded run into `output_path`, in input order (line j from shard j % N), after checking
+    that they come from one archive, K, input and reader, that shards 0..N-1 are each given once and complete, and
+    that each has the lines its record says; then writes the record (the shards' record as an unsharded run's, plus
+    `merged_from`). Any problem raises `ConfigurationError` naming the file; OUTPUT is written to a temporary file
+    first, so a failed merge leaves no OUTPUT. Returns `{"sentences", "shards"}`.
+    """
+    if not shard_paths:
+        raise ConfigurationError("no shards to merge")
+    metas = []
+    for path in shard_paths:
+        path = str(path)
+        if path.endswith(META_SUFFIX):
+            raise ConfigurationError(f"{path}: is a hash-corpus record; give the codes file beside it "
+                                     f"({path[: -len(META_SUFFIX)]})")
+        if not os.path.isfile(path):
+            raise ConfigurationError(f"{path}: {'is a folder' if os.path.isdir(path) else 'no such file'}; "
+                                     "expected a codes file written by hash-corpus --num-shards")
+        meta = read_meta(path)
+        if meta is None:
+            raise ConfigurationError(f"{path}: no record {meta_path(path)} beside it, so it is not hash-corpus output")
+        metas.append((path, meta))
+    first, reference = metas[0]
+    for path, meta in metas[1:]:
+        if (meta.get("archive_sha256"), meta.get("num_bits")) != (reference.get("archive_sha256"),
+                                                                   reference.get("num_bits")):
+            raise ConfigurationError(
+                f"{path}: written by {_model_name(meta)}, but {first} by {_model_name(reference)}; every shard must "
+                "come from the same archive and K")
+        for key, what in (("input", "input path"), ("input_fingerprint", "input content"),
+                          ("reader", "reader settings"), ("num_shards", "number of shards")):
+            if meta.get(key) != reference.get(key):
+                raise ConfigurationError(f"{path}: {what} {meta.get(key)!r}, but {first} has {reference.get(key)!r}; "
+                                         "every shard must come from the same command with another --shard-index")
+    num_shards = reference.get("num_shards", 1)
+    by_index: Dict[int, str] = {}
+    for path, meta in metas:
+        index = meta.get("shard_index", 0)
+        if not isinstance(index, int) or not 0 <= index < num_shards:
+            raise ConfigurationError(f"{path}: shard index {index!r} is not in 0..{num_shards - 1}")
+        if index in by_index:
+            raise ConfigurationError(f"{by_index[index]} and {path} are both shard {index} of {num_shards}; "
+                                     "give each shard once")
+        by_index[index] = path
+    missing = [index for index in range(num_shards) if index not in by_index]
+    if missing:
+        names = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
+        raise ConfigurationError(f"{first}: {len(missing)} of its {num_shards} shards not given (shard index "
+                                 f"{names}); give every shard of the run")
+    paths = [by_index[index] for index in range(num_shards)]
+    meta_of = dict(metas)
+    for index, path in enumerate(paths):
+        meta = meta_of[path]
+        if meta.get("complete") is not True:
+            raise ConfigurationError(f"{path}: shard {index} of {num_shards} is incomplete (its hash-corpus run has "
+                                     "not finished); run its command again to finish it")
+    total = meta_of[paths[0]].get("input_sentences")
+    for index, path in enumerate(paths):
+        meta = meta_of[path]
+        if meta.get("input_sentences") != total:
+            raise ConfigurationError(f"{path}: read {meta.get('input_sentences')} input sentences, but {paths[0]} "
+                                     f"read {total}; every shard must read the same input")
+        if not isinstance(total, int) or meta.get("sentences") != shard_size(total, num_shards, index):
+            raise ConfigurationError(f"{path}: its record says {meta.get('sentences')} sentences, but shard {index} "
+                                     f"of {num_shards} of {total} has {shard_size(total or 0, num_shards, index)}")
+    if any(os.path.exists(output_path) and os.path.samefile(output_path, path) for path in paths):
+        raise ConfigurationError(f"{output_path}: is one of the shards; write the merged file elsewhere")
+    check_output_path(output_path)
+    if os.path.exists(output_path) and not force:
+        raise ConfigurationError(f"{output_path}: exists; pass --force to replace it")
+    temporary = output_path + ".merging"
+    files = [open(path, "rb") for path in paths]
+    try:
+        with open(temporary, "wb") as out:
+            for sentence in range(total):
+                index = sentence % num_shards
+                line = files[index].readline()
+                if not line.endswith(b"\n"):
+                    raise ConfigurationError(
+                        f"{paths[index]}: ends after {sentence // num_shards} complete lines, but its record says "
+                        f"{meta_of[paths[index]]['sentences']}: the file was changed after its run finished; run its "
+                        "command again to finish it")
+                out.write(line)
+            for index, file in enumerate(files):
+                if file.read(1):
+                    raise ConfigurationError(
+                        f"{paths[index]}: has more lines than the {meta_of[paths[index]]['sentences']} its record says;"
+                        " the file was changed after its run finished; run its command with --force")
+        os.replace(temporary, output_path)
+    finally:
+        for file in files:
+            file.close()
+        if os.path.exists(temporary):
+            os.remove(temporary)
+    merged = {**reference, "num_shards": 1, "shard_index": 0, "complete": True, "sentences": total,
+              "input_sentences": total, "merged_from": [os.path.abspath(path) for path in paths]}
+    _write_json(meta_path(output_path), merged)
+    return {"sentences": total, "shards": num_shards}
+
+
+def _model_name(meta: Dict[str, Any]) -> str:
+    return (f"{meta.get('archive')!r} (sha256 {str(meta.get('archive_sha256'))[:12]}..., "
+            f"K = {meta.get('num_bits')})")
+
+
 @Subcommand.register("hash-corpus")
 class HashCorpus(Subcommand):
     """`allennlp hash-corpus ARCHIVE INPUT --output CODES.jsonl`: the re-annotation step of the validation stage."""
@@ -273,9 +493,15 @@ class HashCorpus(Subcommand):
         subparser.add_argument("--dataset-reader-choice", choices=["train", "validation"], default="validation",
                                help="which of the archive's dataset readers reads INPUT (default validation)")
         subparser.add_argument("--max-instances", type=int, default=None,
-                               help="stop after this many sentences (the archive's own cap is not applied)")
+                               help="stop after this many sentences of INPUT, counted before sharding (the "
+                                    "archive's own cap is not applied)")
         subparser.add_argument("--overrides", default="",
                                help="a JSON(NET) structure overriding the archive's config, e.g. another reader")
+        subparser.add_argument("--num-shards", type=int, default=1,
+                               help="split INPUT into this many shards (default 1: the whole input)")
+        subparser.add_argument("--shard-index", type=int, default=0,
+                               help="0-based shard to write: the sentences whose 0-based index in INPUT is "
+                                    "shard-index modulo num-shards (merge with allennlp hash-corpus-merge)")
         subparser.add_argument("--force", action="store_true", help="start OUTPUT over instead of continuing it")
         subparser.add_argument("--silent", action="store_true", help="no progress bar")
         subparser.set_defaults(func=hash_corpus_from_args)
@@ -287,21 +513,51 @@ def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
         raise ConfigurationError(f"--batch-size must be positive, got {args.batch_size}")
     if args.max_subtokens < 1:
         raise ConfigurationError(f"--max-subtokens must be positive, got {args.max_subtokens}")
+    check_shard(args.num_shards, args.shard_index)
     if "://" not in str(args.input_file) and not os.path.exists(args.input_file):
         raise DataFormatError(args.input_file, None, "file does not exist")
     check_output_path(args.output)
     archive_sha256 = file_sha256(args.archive_file) if os.path.isfile(args.archive_file) else None
-    if not args.force:
-        check_same_model(args.output, archive_sha256, None, args.archive_file)  # before loading the model
+    fingerprint = input_fingerprint(args.input_file)
+    if not args.force:  # before loading the model
+        check_same_model(args.output, archive_sha256, None, args.archive_file, args.num_shards, args.shard_index,
+                         fingerprint)
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device, overrides=args.overrides)
     model = archive.model
     if not isinstance(model, HashingModel):
         raise ConfigurationError(f"{args.archive_file} holds a {type(model).__name__}, not a bitcode_allennlp model")
     reader = archive.validation_dataset_reader if args.dataset_reader_choice == "validation" else archive.dataset_reader
     reader.max_instances = args.max_instances
+    settings = {"dataset_reader_choice": args.dataset_reader_choice, "overrides": args.overrides or ""}
     counts = reannotate(model, reader, args.input_file, args.output, max_tokens=args.batch_size,
-                        max_subtokens=args.max_subtokens, cuda_device=args.cuda_device, force=args.force, progress=not args.silent,
-                        archive_path=args.archive_file, archive_sha256=archive_sha256)
-    logger.info("%s: %d sentences (%d kept from an earlier run, %d words coded now)", args.output,
-                counts["sentences"], counts["resumed"], counts["words"])
+                        max_subtokens=args.max_subtokens, cuda_device=args.cuda_device, force=args.force,
+                        progress=not args.silent, archive_path=args.archive_file, archive_sha256=archive_sha256,
+                        num_shards=args.num_shards, shard_index=args.shard_index, fingerprint=fingerprint,
+                        reader_settings=settings)
+    shard = f" (shard {args.shard_index} of {args.num_shards}: {counts['input_sentences']} input sentences)"
+    logger.info("%s: %d sentences%s (%d kept from an earlier run, %d words coded now)", args.output,
+                counts["sentences"], shard if args.num_shards > 1 else "", counts["resumed"], counts["words"])
+    return counts
+
+
+@Subcommand.register("hash-corpus-merge")
+class HashCorpusMerge(Subcommand):
+    """`allennlp hash-corpus-merge SHARD... --output CODES.jsonl`: the shards of `hash-corpus --num-shards` as one
+    file, in input order, checked (see `merge_shards`)."""
+
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = ("Merge the shards written by 'allennlp hash-corpus --num-shards N --shard-index i' into one "
+                       "codes corpus in input order (byte for byte what one unsharded run writes), after checking "
+                       "that they come from the same archive, K and input and cover every sentence once.")
+        subparser = parser.add_parser(self.name, description=description, help="Merge hash-corpus shards.")
+        subparser.add_argument("shards", nargs="+", help="the shard files, in any order (each with its .meta.json)")
+        subparser.add_argument("-o", "--output", required=True, help="the merged codes corpus to write")
+        subparser.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
+        subparser.set_defaults(func=merge_from_args)
+        return subparser
+
+
+def merge_from_args(args: argparse.Namespace) -> Dict[str, int]:
+    counts = merge_shards(args.shards, args.output, force=args.force)
+    logger.info("%s: %d sentences from %d shards", args.output, counts["sentences"], counts["shards"])
     return counts

@@ -34,7 +34,8 @@ def test_codes_are_the_models_predicted_codes_and_round_trip(ner_hash_archive, t
         reader.apply_token_indexers(instance)
     expected = [o["code_hex"] for o in archive.model.eval().forward_on_instances(instances)]
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert counts == {"sentences": len(instances), "resumed": 0, "words": sum(len(c) for c in expected)}
+    assert counts == {"sentences": len(instances), "resumed": 0, "words": sum(len(c) for c in expected),
+                      "input_sentences": len(instances)}
     assert [line["codes"] for line in lines] == expected
     coded = list(BinaryCodesDatasetReader(num_bits=24).read(out))
     for original, line, back in zip(instances, lines, coded):
