@@ -26,8 +26,10 @@ Semantics are exactly those of ``viterbi_tags(logits, mask)`` with ``top_k=None`
   float32 emissions give bit-identical scores; ties between equal scores may break differently, since
   ``max`` and AllenNLP's ``topk`` need not pick the same index).
 
-Cost: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over positions only) and a
-back-trace that is also batched, one ``gather`` per position.
+Cost: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over positions only; values
+only, ``amax``, which is about 3x faster on CPU than ``max`` with indices), and a back-trace, also batched, that
+recomputes the argmax for the chosen state of each sentence only (a ``(batch, tags + 2)`` add-and-argmax per
+position, over the same floats, so the same choice as back-pointers would give).
 """
 from typing import List, Optional, Tuple
 
@@ -89,31 +91,31 @@ def viterbi_decode(
     scores (AllenNLP's ``viterbi_score``). Neither carries gradient.
     """
     batch, words, tags = emissions.shape
+    states = tags + 2
     full = crf_transitions(transitions, start_transitions, end_transitions, constraint_mask)  # (tags+2, tags+2)
     dtype = torch.promote_types(emissions.dtype, full.dtype)  # at least float32, float64 if either is
-    full = full.to(device=emissions.device, dtype=dtype)  # (tags+2, tags+2)
-    states = tags + 2
+    into = full.t().contiguous().to(device=emissions.device, dtype=dtype)  # (tags+2, tags+2): into[j, k] = k → j
     mask = mask.to(device=emissions.device, dtype=torch.bool)  # (batch, words)
-    emit = emissions.detach().to(full.dtype)  # (batch, words, tags)
-    emit = torch.cat([emit, emit.new_full((batch, words, 2), PENALTY)], dim=-1)  # (batch, words, tags+2)
-    score = emit.new_full((batch, states), PENALTY)  # (batch, tags+2)
-    score[:, tags] = 0.0
-    identity = torch.arange(states, device=emit.device).expand(batch, states)  # (batch, tags+2)
-    backpointers = torch.empty(words, batch, states, dtype=torch.long, device=emit.device)  # (words, batch, tags+2)
+    emit = emissions.new_full((words, batch, states), PENALTY, dtype=dtype)  # (words, batch, tags+2)
+    emit[:, :, :tags] = emissions.detach().transpose(0, 1)  # START / END emit PENALTY at every word
+    alphas = emit.new_empty(words + 1, batch, states)  # (words+1, batch, tags+2): alphas[t + 1] after word t
+    alphas[0] = PENALTY
+    alphas[0, :, tags] = 0.0  # step 0: START
     for t in range(words):
-        best, previous = (score.unsqueeze(2) + full).max(dim=1)  # (batch, tags+2), (batch, tags+2)
-        keep = mask[:, t].unsqueeze(1)  # (batch, 1)
-        score = torch.where(keep, best + emit[:, t], score)  # (batch, tags+2)
-        backpointers[t] = torch.where(keep, previous, identity)  # (batch, tags+2)
-    final, last = (score.unsqueeze(2) + full).max(dim=1)  # (batch, tags+2), (batch, tags+2)
+        best = (alphas[t].unsqueeze(1) + into).amax(dim=2)  # (batch, tags+2): best way into each state
+        alphas[t + 1] = torch.where(mask[:, t].unsqueeze(1), best + emit[t], alphas[t])  # (batch, tags+2)
     last_step = emit.new_full((states,), PENALTY)  # (tags+2,) the step after the last word: only END scores 0
     last_step[tags + 1] = 0.0
-    scores, best_final = (final + last_step).max(dim=1)  # (batch,), (batch,)
-    tag = last.gather(1, best_final.unsqueeze(1)).squeeze(1)  # (batch,) state at the last position
+    final = (alphas[words].unsqueeze(1) + into).amax(dim=2) + last_step  # (batch, tags+2)
+    scores, state = final.max(dim=1)  # (batch,), (batch,) the best state of the last step (END)
+    # Back-trace: the argmax is recomputed for the one chosen state per sentence (no back-pointer tensor).
+    tag = (alphas[words] + into[state]).argmax(dim=1)  # (batch,) the state at the last position
     paths = torch.empty(batch, words, dtype=torch.long, device=emit.device)  # (batch, words)
     for t in range(words - 1, -1, -1):
         paths[:, t] = tag
-        tag = backpointers[t].gather(1, tag.unsqueeze(1)).squeeze(1)  # (batch,) state at the position before
+        if t > 0:  # the state at position t - 1: where the best way into `tag` came from, if word t is there
+            previous = (alphas[t] + into[tag]).argmax(dim=1)  # (batch,)
+            tag = torch.where(mask[:, t], previous, tag)  # (batch,)
     paths.masked_fill_(~mask, 0)  # (batch, words)
     return paths, scores
 
