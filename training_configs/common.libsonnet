@@ -58,7 +58,7 @@ local env = import 'env.libsonnet';
   batches(plm_input, shuffle):: {
     type: "token_budget",
     max_tokens: env.num("MAX_TOKENS", 1024),
-    [if plm_input then "max_subtokens"]: env.num("MAX_SUBTOKENS", 1536),
+    [if plm_input then "max_subtokens"]: env.num("MAX_SUBTOKENS", 1024),
     [if !shuffle then "shuffle"]: false,
   },
   // Everything outside dataset_reader / model / data paths; plm_input false for the validation stage (codes).
