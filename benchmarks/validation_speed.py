@@ -1,92 +1,245 @@
-"""Inference speed and size of the validation-stage model against the hashing-stage model (issue: validation stage).
+"""Inference speed, size and peak memory of the validation-stage model against the hashing-stage model (issue 17).
 
-Both models label the same sentences of an experiment's dev codes file in the same token-budget batches: the
-hashing model from the words (PLM, hash layer, CRF/CKY), the lightweight model from the codes (Eq. 9 embedding,
-one transformer layer, the same head). Reports words/s of each, their ratio (target ≥ 20× on CPU) and the parameter
-ratio (target ≤ 1% with MiniLM); prints a markdown table and writes JSON.
+Both models label the same first `--sentences` sentences of an experiment's dev codes file (`codes/dev.jsonl` of
+`python -m bitcode_allennlp.validation.experiment`): the hashing model from the words (PLM, hash layer, CRF / CKY),
+the lightweight model from the codes (Eq. 9 embedding, one transformer layer, the same head). Both in eval mode,
+under `torch.no_grad`, on `--threads` torch threads (default 2: the issue's 2 CPU cores), through
+`model.forward_on_instances` (tensorizing, forward, decoding, human-readable output: what `allennlp predict` runs
+per batch, without file I/O). Batches: `token_budget` batches of at most B padded words (sorted by length, the same
+sentences in the same batches for both models); every budget of `--budgets` is measured for each model and each
+model is credited with its best one. Reports words/s per model and budget, the speed-up of the lightweight model
+at its best budget over the hashing model at its best (target >= 100x), parameters (target <= 1% with MiniLM) and
+peak memory; prints a markdown table and writes JSON.
 
-    python benchmarks/validation_speed.py runs/validation/ner_beta0.005      # an experiment folder
-Options: --sentences (default 500), --rounds (5; the median is kept), --max-tokens (1024), --threads (torch).
+Every (model, budget) runs in a fresh process (this one imports no torch, so the children inherit no large peak):
+it loads the archive, builds the instances, times one warm-up on the first two batches, then `--rounds` passes
+over all batches (more while they total under `--min-seconds`; the median pass is kept). Peak memory: the child's
+`ru_maxrss` from `os.wait4` (the whole process: imports, archive loading, instances, all passes), and beside it
+the peak during the timed passes alone (`VmHWM` after resetting it through `/proc/self/clear_refs` once loading is
+done; absent where the kernel does not allow the reset).
+
+    python benchmarks/validation_speed.py runs/exp_ner                      # an experiment folder
+    python benchmarks/validation_speed.py runs/exp_pos --budgets 512,2048,8192 --sentences 1000 --out x.json
+Options: --budgets (256,1024,4096,16384), --sentences (500), --rounds (3), --min-seconds (2), --threads (2), --out.
 """
 import argparse
+import hashlib
 import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
-
-import torch
-from allennlp.models.archival import load_archive
-
-import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.training.callbacks import count_parameters
-from bitcode_allennlp.validation.hash_corpus import padded_batches
+from typing import Any, Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+STAGES = {"hashing": ("hashing_archive", "words → PLM"), "validation": ("validation_archive", "codes")}
+TARGET_SPEEDUP = 100.0
 
 
-def words_per_second(model, batches, rounds):
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("experiment", type=Path, help="an experiment folder (bitcode_allennlp.validation.experiment)")
+    parser.add_argument("--budgets", default="256,1024,4096,16384", help="padded words per batch, comma-separated")
+    parser.add_argument("--sentences", type=int, default=500, help="first N sentences of codes/dev.jsonl")
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes at least (the median is kept)")
+    parser.add_argument("--min-seconds", type=float, default=2.0, help="more passes (up to 200) until this total")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "validation_speed.json")
+    parser.add_argument("--child", choices=sorted(STAGES), help=argparse.SUPPRESS)  # internal: one measurement
+    parser.add_argument("--budget", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def read_experiment(folder: Path, sentences: int) -> Dict[str, Any]:
+    row = json.loads((folder / "experiment.json").read_text())
+    lines = (folder / "codes" / "dev.jsonl").read_text().splitlines()
+    row["dev_lines"] = [json.loads(line) for line in lines[:sentences] if line.strip()]
+    return row
+
+
+def archive_path(folder: Path, row: Dict[str, Any], stage: str) -> Path:
+    """The stage's archive as experiment.json names it, or in the folder (`hashing/`, `validation/`) if moved."""
+    named = Path(row[STAGES[stage][0]])
+    return named if named.exists() else folder / stage / "model.tar.gz"
+
+
+# --------------------------------------------------------------------------------------- child: one measurement
+
+def build_batches(stage: str, archive, lines: List[Dict[str, Any]], budget: int):
+    """The stage's instances of `lines` (words, or codes with the words as metadata), indexed, in token-budget
+    batches of at most `budget` padded words (sorted by words: the same batches for both stages)."""
+    from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
+
+    reader = archive.validation_dataset_reader
+    if stage == "hashing":
+        instances = [reader.text_to_instance(line["words"]) for line in lines]
+    else:
+        instances = [reader.text_to_instance(line["codes"], words=line["words"]) for line in lines]
+    for instance in instances:
+        reader.apply_token_indexers(instance)
+    sampler = TokenBudgetBatchSampler(max_tokens=budget, count="padded", shuffle=False)
+    groups = list(sampler.get_batch_indices(instances))
+    return [[instances[i] for i in group] for group in groups], groups
+
+
+def reset_peak_rss() -> bool:
+    """Resets the kernel's peak RSS (VmHWM) of this process; False where that is not allowed."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def status_mb(field: str) -> Optional[float]:
+    """A `VmRSS` / `VmHWM` line of /proc/self/status in MB (2^20 bytes)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def time_passes(model, batches, rounds: int, min_seconds: float) -> List[float]:
+    """Wall seconds of full passes over `batches` after a warm-up on the first two."""
+    import torch
+
     model.eval()
-    words = sum(len(instance["tokens"]) for batch in batches for instance in batch)
+    times: List[float] = []
     with torch.no_grad():
         for batch in batches[:2]:
-            model.forward_on_instances(batch)  # warm-up
-        times = []
-        for _ in range(rounds):
+            model.forward_on_instances(batch)
+        while len(times) < rounds or (sum(times) < min_seconds and len(times) < 200):
             start = time.perf_counter()
             for batch in batches:
                 model.forward_on_instances(batch)
             times.append(time.perf_counter() - start)
-    return words / statistics.median(times), statistics.median(times), words
+    return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", type=Path, help="an experiment folder (bitcode_allennlp.validation.experiment)")
-    parser.add_argument("--sentences", type=int, default=500)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--max-tokens", type=int, default=1024)
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "validation_speed.json")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    row = json.loads((args.experiment / "experiment.json").read_text())
-    hashing = load_archive(row["hashing_archive"])
-    light = load_archive(row["validation_archive"])
-    codes = [json.loads(line) for line in (args.experiment / "codes" / "dev.jsonl").read_text().splitlines()]
-    codes = codes[: args.sentences]
-    word_instances = [hashing.validation_dataset_reader.text_to_instance(line["words"]) for line in codes]
-    code_instances = [light.validation_dataset_reader.text_to_instance(line["codes"], words=line["words"])
-                      for line in codes]
-    for instance in word_instances:
-        hashing.validation_dataset_reader.apply_token_indexers(instance)
-    for instance in code_instances:
-        light.validation_dataset_reader.apply_token_indexers(instance)
-    groups = padded_batches(code_instances, args.max_tokens)
-    results = {}
-    for name, archive, instances in (("hashing", hashing, word_instances), ("validation", light, code_instances)):
-        batches = [[instances[i] for i in group] for group in groups]
-        speed, seconds, words = words_per_second(archive.model, batches, args.rounds)
-        results[name] = {"words_per_s": speed, "seconds": seconds, "words": words,
-                         "parameters": count_parameters(archive.model)["parameters"]}
-    speedup = results["validation"]["words_per_s"] / results["hashing"]["words_per_s"]
-    size = results["validation"]["parameters"] / results["hashing"]["parameters"]
-    print(f"\n{len(codes)} dev sentences of {args.experiment}, {len(groups)} batches of ≤ {args.max_tokens} words, "
-          f"median of {args.rounds} rounds, {torch.get_num_threads()} torch threads\n")
-    print("| model | input | parameters | words/s | time (s) |\n|---|---|---|---|---|")
-    for name, source in (("hashing", "words → PLM"), ("validation", "codes")):
-        r = results[name]
-        print(f"| {name} stage | {source} | {r['parameters']:,} | {r['words_per_s']:,.0f} | {r['seconds']:.3f} |")
-    print(f"\nspeed-up {speedup:.1f}× (target ≥ 20×); parameters {100 * size:.2f}% of the hashing model (target ≤ 1%)")
+def child(args: argparse.Namespace) -> None:
+    """Runs in the subprocess: one stage at one budget; writes its measurement as JSON to `--child-out`."""
+    import torch
+    from allennlp.models.archival import load_archive
+
+    import bitcode_allennlp.plugin  # noqa: F401
+    from bitcode_allennlp.training.callbacks import count_parameters
+
+    torch.set_num_threads(args.threads)
+    row = read_experiment(args.experiment, args.sentences)
+    archive = load_archive(str(archive_path(args.experiment, row, args.child)))
+    batches, groups = build_batches(args.child, archive, row["dev_lines"], args.budget)
+    rss_loaded = status_mb("VmRSS")
+    reset = reset_peak_rss()
+    times = time_passes(archive.model, batches, args.rounds, args.min_seconds)
+    words = sum(len(line["words"]) for line in row["dev_lines"])
+    seconds = statistics.median(times)
+    args.child_out.write_text(json.dumps({
+        "stage": args.child, "budget": args.budget, "words": words, "sentences": len(row["dev_lines"]),
+        "batches": len(groups), "largest_batch": max(len(g) for g in groups),
+        "groups_digest": hashlib.sha1(str(groups).encode()).hexdigest(),
+        "passes": len(times), "seconds": seconds, "words_per_s": words / seconds,
+        "parameters": count_parameters(archive.model)["parameters"], "threads": torch.get_num_threads(),
+        "rss_after_load_mb": rss_loaded, "timed_peak_rss_mb": status_mb("VmHWM") if reset else None}))
+
+
+# ----------------------------------------------------------------------------------------- parent: orchestration
+
+def measure(args: argparse.Namespace, stage: str, budget: int) -> Dict[str, Any]:
+    """One (stage, budget) in a fresh process; its result plus the process's peak RSS (`ru_maxrss`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        command = [sys.executable, str(Path(__file__).resolve()), str(args.experiment), "--child", stage,
+                   "--budget", str(budget), "--child-out", str(out), "--sentences", str(args.sentences),
+                   "--rounds", str(args.rounds), "--min-seconds", str(args.min_seconds),
+                   "--threads", str(args.threads)]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stderr = process.stderr.read() if process.stderr else ""
+        _, status, usage = os.wait4(process.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{stage} at budget {budget} failed:\n{stderr[-4000:]}")
+        result = json.loads(out.read_text())
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    print(f"  {stage:10s} budget {budget:6d}: {result['words_per_s']:>12,.0f} words/s, "
+          f"{result['batches']} batches, peak RSS {result['peak_rss_mb']:,.0f} MB", flush=True)
+    return result
+
+
+def summarize(results: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
+    """The best budget of each stage and the ratios between the stages at their best."""
+    best = {stage: max(rows, key=lambda r: r["words_per_s"]) for stage, rows in results.items()}
+    hashing, light = best["hashing"], best["validation"]
+    return {"best": {stage: {k: row[k] for k in ("budget", "words_per_s", "peak_rss_mb", "timed_peak_rss_mb",
+                                                   "parameters")} for stage, row in best.items()},
+            "speedup": light["words_per_s"] / hashing["words_per_s"], "target_speedup": TARGET_SPEEDUP,
+            "parameter_ratio": light["parameters"] / hashing["parameters"],
+            "peak_rss_ratio": light["peak_rss_mb"] / hashing["peak_rss_mb"]}
+
+
+def mb(value: Optional[float]) -> str:
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def table(results: Dict[str, List[Dict[str, Any]]], summary: Dict[str, Any]) -> str:
+    lines = ["| model | input | parameters | budget (words) | batches | words/s | median pass (s) | passes "
+             "| RSS after loading (MB) | peak RSS in passes (MB) | peak RSS (MB) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for stage, rows in results.items():
+        for r in rows:
+            mark = " **best**" if r["budget"] == summary["best"][stage]["budget"] else ""
+            lines.append(f"| {stage} stage | {STAGES[stage][1]} | {r['parameters']:,} | {r['budget']:,}{mark} "
+                         f"| {r['batches']} | {r['words_per_s']:,.0f} | {r['seconds']:.3f} | {r['passes']} "
+                         f"| {mb(r['rss_after_load_mb'])} | {mb(r['timed_peak_rss_mb'])} | {mb(r['peak_rss_mb'])} |")
+    best = summary["best"]
+    lines.append("")
+    lines.append(f"speed-up {summary['speedup']:.1f}× at the best budget of each ({best['validation']['budget']:,} "
+                 f"vs {best['hashing']['budget']:,} words; target ≥ {TARGET_SPEEDUP:.0f}×: "
+                 f"{'met' if summary['speedup'] >= TARGET_SPEEDUP else 'NOT met'}); parameters "
+                 f"{100 * summary['parameter_ratio']:.2f}% of the hashing model (target ≤ 1%); peak RSS "
+                 f"{mb(best['validation']['peak_rss_mb'])} vs {mb(best['hashing']['peak_rss_mb'])} MB")
+    return "\n".join(lines)
+
+
+def machine(args: argparse.Namespace) -> Dict[str, Any]:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {"cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)), "threads": args.threads,
+            "python": platform.python_version(), "load_average": os.getloadavg(), "commit": commit.stdout.strip(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parse_args(argv)
+    if args.child:
+        child(args)
+        return
+    row = read_experiment(args.experiment, args.sentences)
+    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    words = sum(len(line["words"]) for line in row["dev_lines"])
+    print(f"{len(row['dev_lines'])} dev sentences ({words:,} words) of {args.experiment}, budgets {budgets}, "
+          f"{args.threads} torch threads, one fresh process per model and budget", flush=True)
+    results: Dict[str, List[Dict[str, Any]]] = {stage: [] for stage in STAGES}
+    before = machine(args)
+    for budget in budgets:  # the stages alternate, so slow drifts of the machine's load hit both alike
+        for stage in STAGES:
+            results[stage].append(measure(args, stage, budget))
+        digests = {results[stage][-1]["groups_digest"] for stage in STAGES}
+        assert len(digests) == 1, f"the stages got different batches at budget {budget}"
+    summary = summarize(results)
+    print("\n" + table(results, summary))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
-        "experiment": str(args.experiment), "task": row["task"], "sentences": len(codes), "rounds": args.rounds,
-        "max_tokens": args.max_tokens, "threads": torch.get_num_threads(), "speedup": speedup,
-        "parameter_ratio": size, "results": results,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__}},
-        indent=2))
+        "experiment": str(args.experiment), "task": row.get("task"), "sentences": len(row["dev_lines"]),
+        "words": words, "budgets": budgets, "rounds": args.rounds, "min_seconds": args.min_seconds,
+        **summary, "results": results, "machine": before,
+        "load_average_after": os.getloadavg(), "command": " ".join(sys.argv)}, indent=2))
+    print(f"\nwritten: {args.out}")
 
 
 if __name__ == "__main__":

@@ -22,9 +22,9 @@ Semantics are exactly those of ``viterbi_tags(logits, mask)`` with ``top_k=None`
   unchanged and the back-pointer is the identity, so the path at the unmasked positions is the sentence's path.
   A row with no true position gives the empty path and the score of going from START to END through the last
   step, ``max(-10000, max_k(-10000 + end[k]))``, which is what AllenNLP returns for it.
-* **dtype** -- computed in the emissions' and transitions' dtype promoted to at least float32 (AllenNLP always uses float32, so
-  float32 emissions give bit-identical scores; ties between equal scores may break differently, since
-  ``max`` and AllenNLP's ``topk`` need not pick the same index).
+* **dtype** -- computed in the emissions' and transitions' dtype promoted to at least float32 (AllenNLP always
+  uses float32, so float32 emissions give bit-identical scores; ties between equal scores may break differently,
+  since ``argmax`` and AllenNLP's ``topk`` need not pick the same index).
 
 Cost: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over positions only; values
 only, ``amax``, which is about 3x faster on CPU than ``max`` with indices), and a back-trace, also batched, that
