@@ -96,3 +96,16 @@ def test_gold_spans_score_perfectly_when_forced():
     model.get_metrics(reset=True)
     model(**tensors)
     assert model.get_metrics(reset=True)["evalb_f1"] == pytest.approx(1.0)
+
+
+def test_span_labels_are_gathered_per_tree():
+    from bitcode_allennlp.parsing.models.hash_span_parser import span_labels_of
+    from bitcode_allennlp.structs import cky
+
+    gen = torch.Generator().manual_seed(0)
+    lengths = torch.tensor([5, 1, 3])
+    _, trees = cky(torch.randn(3, 6, 6, generator=gen), lengths)
+    label_ids = torch.randint(0, 30, (3, 6, 6), generator=gen)  # (batch, n+1, n+1)
+    expected = [[int(label_ids[b, i, j]) for i, j in tree] for b, tree in enumerate(trees)]
+    assert span_labels_of(label_ids, trees) == expected and [len(t) for t in expected] == [9, 1, 5]
+    assert span_labels_of(label_ids, []) == []

@@ -5,7 +5,7 @@ scorer (span existence) + biaffine label scorer; training: tree CRF loss (`struc
 cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger;
 decoding: CKY (`structs.cky`), a label per span, `parsing.trees.build` back to an n-ary tree, EVALB F1.
 """
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.common import Lazy
@@ -44,6 +44,21 @@ class Biaffine(torch.nn.Module):
 class MLP(torch.nn.Sequential):
     def __init__(self, input_dim: int, output_dim: int, dropout: float) -> None:
         super().__init__(torch.nn.Linear(input_dim, output_dim), torch.nn.LeakyReLU(0.1), torch.nn.Dropout(dropout))
+
+
+def span_labels_of(label_ids: torch.Tensor, trees: List[List[Tuple[int, int]]]) -> List[List[int]]:
+    """The label id of every span of every tree, `label_ids[b, i, j]`, gathered in one indexing (no per-span
+    tensor access)."""
+    flat = [(b, i, j) for b, tree in enumerate(trees) for i, j in tree]
+    if not flat:
+        return [[] for _ in trees]
+    index = torch.tensor(flat, dtype=torch.long, device=label_ids.device)  # (spans, 3)
+    ids = label_ids[index[:, 0], index[:, 1], index[:, 2]].tolist()  # (spans,)
+    out, start = [], 0
+    for tree in trees:
+        out.append(ids[start:start + len(tree)])
+        start += len(tree)
+    return out
 
 
 @Model.register("hash_span_parser")
@@ -187,7 +202,7 @@ class HashSpanParser(HashingModel):
         _, predicted = cky(span.detach(), lengths)
         label_ids = label.detach().argmax(dim=-1)  # (batch, n+1, n+1)
         output["spans"] = predicted
-        output["span_label_ids"] = [[int(label_ids[b, i, j]) for i, j in tree] for b, tree in enumerate(predicted)]
+        output["span_label_ids"] = span_labels_of(label_ids, predicted)
         if metadata is not None:
             output["nltk_trees"] = self._trees(output, metadata)  # for predictors: words may contain brackets
             trees = output["trees"] = [tree_to_string(tree) for tree in output["nltk_trees"]]
