@@ -1,16 +1,18 @@
 """`allennlp hash-corpus`: the codes are the model's predicted codes, the output round-trips through `binary_codes`,
 and a killed run started again produces the same file."""
 import json
+from types import SimpleNamespace
 
 import pytest
 from allennlp.common.checks import ConfigurationError
-from allennlp.data import Instance, Token
+from allennlp.data import Instance, Token, Vocabulary
 from allennlp.data.fields import TextField
+from allennlp.data.token_indexers import PretrainedTransformerMismatchedIndexer
 from allennlp.models.archival import load_archive
 
 from bitcode_allennlp.validation.binary_codes_reader import BinaryCodesDatasetReader
-from bitcode_allennlp.validation.hash_corpus import padded_batches, reannotate
-from tests.conftest import FIXTURES, run_cli
+from bitcode_allennlp.validation.hash_corpus import cached_word_pieces, padded_batches, reannotate
+from tests.conftest import FIXTURES, TINY_BERT, TINY_GPT2, run_cli
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
 PTB_DEV = FIXTURES / "data" / "ptb" / "craft_dev.tree"
@@ -120,3 +122,23 @@ def test_cli(ner_hash_archive, tmp_path):
     assert len(out.read_text().splitlines()) == 7
     result = run_cli(["hash-corpus", ner_hash_archive, NER_DEV, "--output", out, "--max-instances", "7"])
     assert "7 kept from an earlier run" in result.stderr + result.stdout
+
+
+ODD_WORDS = ["Obama", "unbelievably", "@BBCNews", "#tbt", "naïve", "日本語", "\u200b", "\u0301", "🙂", "don't", "U.S.",
+             "a" * 300, "Ⅻ", "\x7f", "Obama"]
+
+
+@pytest.mark.parametrize("plm", [TINY_BERT, TINY_GPT2], ids=["word pieces (BERT)", "byte-level BPE (GPT-2)"])
+def test_cached_word_pieces_index_exactly_as_allennlp(plm):
+    """hash-corpus's memo of word pieces gives AllenNLP's pieces, ids, type ids, special tokens and offsets."""
+    indexer = PretrainedTransformerMismatchedIndexer(str(plm))
+    reader = SimpleNamespace(_token_indexers={"tokens": indexer})
+    sentences = [ODD_WORDS, ODD_WORDS[::-1], ["\u200b"], ODD_WORDS[3:6]]
+    tokens = [[Token(word) for word in sentence] for sentence in sentences]
+    vocab = Vocabulary()
+    expected = [indexer.tokens_to_indices(sentence, vocab) for sentence in tokens]
+    with cached_word_pieces(reader):
+        assert "intra_word_tokenize" in vars(indexer._allennlp_tokenizer)
+        assert [indexer.tokens_to_indices(sentence, vocab) for sentence in tokens] == expected
+        assert [indexer.tokens_to_indices(sentence, vocab) for sentence in tokens] == expected  # from the memo
+    assert "intra_word_tokenize" not in vars(indexer._allennlp_tokenizer)  # AllenNLP's own again
