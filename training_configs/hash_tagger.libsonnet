@@ -19,4 +19,4 @@ function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metri
       code_head_weight: env.num("CODE_HEAD", 0),
       code_head_dim: env.num("CODE_HEAD_DIM", 256),
     },
-  } + common.training(lr, validation_metric, ["^encoder\\.", "^tag_projection\\.", "^crf\\."])
+  } + common.training(lr, validation_metric, ["^encoder\\.", "^tag_projection\\.", "^crf\\.", "^code_head\\."])
