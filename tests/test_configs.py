@@ -125,3 +125,22 @@ def test_experiment_clears_every_config_variable():
         read |= set(re.findall(r'env\.(?:str|num|bool|has)\("([A-Z_0-9]+)"', path.read_text()))
     assert {"K", "TRAINING_METRICS"} <= read
     assert read == CONFIG_VARIABLES
+
+
+@pytest.mark.parametrize("config", HASHING)
+def test_head_lr_reaches_every_fresh_parameter(config, monkeypatch):
+    """With HEAD_LR set, every parameter outside the PLM (and only those) is in the HEAD_LR group, with every
+    optional layer switched on: a fresh layer left at the PLM's learning rate barely trains."""
+    import re
+
+    monkeypatch.setenv("HEAD_LR", "1e-3")
+    monkeypatch.setenv("CODE_HEAD", "1")
+    params = Params.from_file(str(CONFIGS / config))
+    [[patterns, group]] = params["trainer"]["optimizer"]["parameter_groups"]
+    assert group == {"lr": 1e-3}
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))
+    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
+    for name, _ in model.named_parameters():
+        in_group = any(re.search(p, name) for p in patterns)
+        assert in_group != ("transformer_model" in name), name
