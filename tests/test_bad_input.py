@@ -167,7 +167,7 @@ CLI_CASES = {
         "--shard-index must be in 0..3 for --num-shards 4, got 4"),
     "hash-corpus: another shard": Case(
         ["hash-corpus", "{archive}", NER_DEV, "-o", "{tmp}/codes.jsonl", "--num-shards", "4", "--shard-index", "2"],
-        "cannot continue {tmp}/codes.jsonl: it is shard 1 of 4, not shard 2 of 4",
+        "cannot continue {tmp}/codes.jsonl: it is shard 1 of 4 (chunks of 512 sentences), not shard 2 of 4",
         {"codes.jsonl": codes_file("a3f00c", "0b12ff"),
          "codes.jsonl.meta.json": json.dumps({"num_bits": 24, "num_shards": 4, "shard_index": 1})}),
     # hash-corpus-merge: shards that do not cover the input exactly once

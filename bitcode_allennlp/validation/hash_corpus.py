@@ -13,20 +13,23 @@ Beside OUTPUT, `OUTPUT.meta.json` records which model wrote it: `archive` (absol
 OUTPUT whose last line has another `num_bits` (files written before the record existed). Before any work the
 command checks that INPUT exists and that OUTPUT is not a folder, and creates OUTPUT's folder if needed.
 
-**Shards.** `--num-shards N --shard-index i` (0-based) re-annotates only the sentences whose index in INPUT (0-based,
-in the order the reader yields them, after `--max-instances`) satisfies `index % N == i`, so N jobs (a job array,
-several GPUs) can each write one shard; every shard reads the whole input but codes only its sentences. The
-record then also holds `num_shards`, `shard_index`, the input's fingerprint (`input_fingerprint`: SHA-256 and
-bytes of the file, or of every file of a release folder), the reader settings, and, once the run has finished,
+**Shards.** The input is read in chunks of `--chunk-size` sentences (default 512), and each chunk is batched and
+written on its own. `--num-shards N --shard-index i` (0-based) re-annotates only the chunks whose number is i
+modulo N: sentence k (0-based, in the order the reader yields them, after `--max-instances`) belongs to shard
+`(k // chunk_size) % N`. So N jobs (a job array, several GPUs) can each write one shard, every shard reads the
+whole input but codes only its sentences, and each chunk is coded in exactly the batches an unsharded run with
+the same chunk size and budgets forms for it: the same computation, hence the same codes bit for bit. The record
+then also holds `num_shards`, `shard_index`, `chunk_size`, the input's fingerprint (`input_fingerprint`: SHA-256
+and bytes of the file, or of every file of a release folder), the reader settings, and, once the run has finished,
 `complete: true` with `sentences` (lines in OUTPUT) and `input_sentences` (sentences in INPUT). A shard is
-continued after a kill like any OUTPUT; continuing it as another shard, with another archive or K, or from another
-input is refused. An unsharded run is shard 0 of 1 and records the same fields.
+continued after a kill like any OUTPUT; continuing it as another shard (or with another chunk size), with another
+archive or K, or from another input is refused. An unsharded run is shard 0 of 1 and records the same fields.
 
 `allennlp hash-corpus-merge SHARD... -o OUTPUT` checks that the shards come from the same archive (SHA-256), K,
-input (path and fingerprint), reader settings and number of shards, that every shard index 0..N-1 is given once,
-that each shard is complete and has exactly the `len(range(i, T, N))` lines it should, and writes OUTPUT in input
-order (line j from shard j % N): byte for byte the file an unsharded run writes, with the same record plus
-`merged_from`.
+input (path and fingerprint), reader settings, number of shards and chunk size, that every shard index 0..N-1 is
+given once, that each shard is complete and has exactly the lines its chunks hold (`shard_size`), and writes
+OUTPUT in input order (chunk c from shard c % N): byte for byte the file an unsharded run writes, with the same
+record plus `merged_from`.
 """
 import argparse
 import hashlib
@@ -55,8 +58,8 @@ logger = logging.getLogger(__name__)
 META_SUFFIX = ".meta.json"
 """`OUTPUT + META_SUFFIX` records the archive and K that wrote OUTPUT."""
 
-SHARDING = "index % num_shards == shard_index"
-"""Which input sentences (0-based index in reading order) a shard codes; shard i of N has len(range(i, T, N))."""
+SHARDING = "(index // chunk_size) % num_shards == shard_index"
+"""Which input sentences (0-based index in reading order) a shard codes: whole chunks, dealt out in turn."""
 
 
 def meta_path(output_path: str) -> str:
@@ -102,9 +105,9 @@ def check_output_path(output_path: str) -> None:
 
 def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: Optional[int],
                      archive_path: Optional[str] = None, num_shards: int = 1, shard_index: int = 0,
-                     fingerprint: Optional[Dict[str, Any]] = None) -> None:
-    """Refuses to continue OUTPUT if its record names another archive (SHA-256), another K, another shard (a record
-    without shard numbers is shard 0 of 1), or an input with another fingerprint."""
+                     fingerprint: Optional[Dict[str, Any]] = None, chunk_size: int = 512) -> None:
+    """Refuses to continue OUTPUT if its record names another archive (SHA-256), another K, another shard or chunk
+    size (a record without shard numbers is shard 0 of 1), or an input with another fingerprint."""
     if not os.path.exists(output_path) or os.path.getsize(output_path) == 0:
         return
     meta = read_meta(output_path)
@@ -117,11 +120,12 @@ def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: 
         raise ConfigurationError(
             f"cannot continue {output_path}: it was written by {meta.get('archive')!r} (K = {meta.get('num_bits')}),"
             f" not by {now}; delete it or pass --force")
-    their_shard = (meta.get("num_shards", 1), meta.get("shard_index", 0))
-    if their_shard != (num_shards, shard_index):
+    their_shard = (meta.get("num_shards", 1), meta.get("shard_index", 0), meta.get("chunk_size", 512))
+    if shard_name(*their_shard) != shard_name(num_shards, shard_index, chunk_size):
         raise ConfigurationError(
-            f"cannot continue {output_path}: it is {shard_name(*their_shard)}, not {shard_name(num_shards, shard_index)}"
-            "; check --num-shards and --shard-index, or delete it or pass --force")
+            f"cannot continue {output_path}: it is {shard_name(*their_shard)}, not "
+            f"{shard_name(num_shards, shard_index, chunk_size)}; check --num-shards, --shard-index and --chunk-size, "
+            "or delete it or pass --force")
     theirs = meta.get("input_fingerprint")
     if fingerprint is not None and theirs is not None and theirs != fingerprint:
         raise ConfigurationError(
@@ -130,16 +134,26 @@ def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: 
             f"{str(fingerprint.get('sha256'))[:12]}..., {fingerprint.get('bytes')} bytes); delete it or pass --force")
 
 
-def shard_name(num_shards: int, shard_index: int) -> str:
-    return f"shard {shard_index} of {num_shards}" if num_shards > 1 else "an unsharded run (shard 0 of 1)"
+def shard_name(num_shards: int, shard_index: int, chunk_size: int = 512) -> str:
+    if num_shards == 1:
+        return "an unsharded run (shard 0 of 1)"  # the chunk size does not change which sentences it codes
+    return f"shard {shard_index} of {num_shards} (chunks of {chunk_size} sentences)"
 
 
-def shard_size(input_sentences: int, num_shards: int, shard_index: int) -> int:
+def shard_of(index: int, num_shards: int, chunk_size: int) -> int:
+    """The shard of input sentence `index` (`SHARDING`)."""
+    return (index // chunk_size) % num_shards
+
+
+def shard_size(input_sentences: int, num_shards: int, shard_index: int, chunk_size: int = 512) -> int:
     """Sentences of shard `shard_index` of `num_shards` of an input of `input_sentences` sentences (`SHARDING`)."""
-    return len(range(shard_index, input_sentences, num_shards))
+    full, rest = divmod(input_sentences, chunk_size)
+    return len(range(shard_index, full, num_shards)) * chunk_size + (rest if full % num_shards == shard_index else 0)
 
 
-def check_shard(num_shards: int, shard_index: int) -> None:
+def check_shard(num_shards: int, shard_index: int, chunk_size: int = 512) -> None:
+    if chunk_size < 1:
+        raise ConfigurationError(f"--chunk-size must be positive, got {chunk_size}")
     if num_shards < 1:
         raise ConfigurationError(f"--num-shards must be positive, got {num_shards}")
     if not 0 <= shard_index < num_shards:
@@ -174,13 +188,14 @@ def input_fingerprint(input_path: str) -> Optional[Dict[str, Any]]:
 def write_meta(output_path: str, archive_path: Optional[str], archive_sha256: Optional[str], num_bits: int,
                input_path: str, fingerprint: Optional[Dict[str, Any]] = None,
                reader_settings: Optional[Dict[str, Any]] = None, num_shards: int = 1, shard_index: int = 0,
-               sentences: Optional[int] = None, input_sentences: Optional[int] = None) -> None:
+               chunk_size: int = 512, sentences: Optional[int] = None, input_sentences: Optional[int] = None
+               ) -> None:
     """The record beside OUTPUT; `complete` (and the counts) once `sentences` and `input_sentences` are given."""
     complete = sentences is not None and input_sentences is not None
     meta = {"written_by": "allennlp hash-corpus", "archive": os.path.abspath(archive_path) if archive_path else None,
             "archive_sha256": archive_sha256, "num_bits": num_bits, "input": input_path,
             "input_fingerprint": fingerprint, "reader": reader_settings, "num_shards": num_shards,
-            "shard_index": shard_index, "sharding": SHARDING, "complete": complete,
+            "shard_index": shard_index, "chunk_size": chunk_size, "sharding": SHARDING, "complete": complete,
             "sentences": sentences, "input_sentences": input_sentences}
     _write_json(meta_path(output_path), meta)
 
@@ -318,13 +333,14 @@ def reannotate(
     `input_sentences` (sentences of the input, all shards).
     `archive_path` and `archive_sha256` (computed from `archive_path` when not given) go to the record
     `output_path + ".meta.json"`; continuing a file written by another archive or K raises `ConfigurationError`.
-    With `num_shards` > 1 only the sentences with `index % num_shards == shard_index` are coded. `fingerprint`
-    (of the input, computed when None) and `reader_settings` (recorded; `max_instances` added) let the merge check
-    that the shards read the same input the same way.
+    With `num_shards` > 1 only the chunks of `chunk_size` sentences whose number is `shard_index` modulo
+    `num_shards` are coded (`SHARDING`; an unsharded run with the same chunk size codes each chunk in the same
+    batches). `fingerprint` (of the input, computed when None) and `reader_settings` (recorded; `max_instances`
+    added) let the merge check that the shards read the same input the same way.
     """
     if model.num_bits is None:
         raise ConfigurationError("this model has no hash layer: re-annotate with a hashing-stage archive")
-    check_shard(num_shards, shard_index)
+    check_shard(num_shards, shard_index, chunk_size)
     if archive_sha256 is None and archive_path is not None and os.path.isfile(archive_path):
         archive_sha256 = file_sha256(archive_path)
     if fingerprint is None:
@@ -332,11 +348,11 @@ def reannotate(
     settings = {**(reader_settings or {}), "max_instances": reader.max_instances}
     record = dict(archive_path=archive_path, archive_sha256=archive_sha256, num_bits=model.num_bits,
                   input_path=input_path, fingerprint=fingerprint, reader_settings=settings, num_shards=num_shards,
-                  shard_index=shard_index)
+                  shard_index=shard_index, chunk_size=chunk_size)
     done, last, offset = (0, None, 0)
     if os.path.exists(output_path) and not force:
         check_same_model(output_path, archive_sha256, model.num_bits, archive_path, num_shards, shard_index,
-                         fingerprint)
+                         fingerprint, chunk_size)
         done, last, offset = completed_lines(output_path)
         if last is not None and last.get("num_bits") != model.num_bits:
             raise ConfigurationError(f"cannot continue {output_path}: its codes have {last.get('num_bits')!r} bits, "
@@ -352,8 +368,8 @@ def reannotate(
     def shard_instances() -> Iterator[Instance]:
         for index, instance in enumerate(reader.read(input_path)):
             read[0] = index + 1
-            if index % num_shards == shard_index:
-                yield instance
+            if shard_of(index, num_shards, chunk_size) == shard_index:
+                yield instance  # whole chunks in input order: `_chunks` below gives back exactly those chunks
 
     out = None  # opened on the first chunk to write, so a bad input leaves no empty output behind
     bar = Tqdm.tqdm(desc="hash-corpus" if num_shards == 1 else f"hash-corpus {shard_index}/{num_shards}",
@@ -428,8 +444,9 @@ def _code_chunk(model: HashingModel, reader: DatasetReader, chunk: List[Instance
 
 def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) -> Dict[str, int]:
     """
-    Merges the shards of a sharded run into `output_path`, in input order (line j from shard j % N), after checking
-    that they come from one archive, K, input and reader, that shards 0..N-1 are each given once and complete, and
+    Merges the shards of a sharded run into `output_path`, in input order (chunk c from shard c % N), after checking
+    that they come from one archive, K, input, reader and chunk size, that shards 0..N-1 are each given once and
+    complete, and
     that each has the lines its record says; then writes the record (the shards' record as an unsharded run's, plus
     `merged_from`). Any problem raises `ConfigurationError` naming the file; OUTPUT is written to a temporary file
     first, so a failed merge leaves no OUTPUT. Returns `{"sentences", "shards"}`.
@@ -457,11 +474,12 @@ def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) 
                 f"{path}: written by {_model_name(meta)}, but {first} by {_model_name(reference)}; every shard must "
                 "come from the same archive and K")
         for key, what in (("input", "input path"), ("input_fingerprint", "input content"),
-                          ("reader", "reader settings"), ("num_shards", "number of shards")):
+                          ("reader", "reader settings"), ("num_shards", "number of shards"),
+                          ("chunk_size", "chunk size")):
             if meta.get(key) != reference.get(key):
                 raise ConfigurationError(f"{path}: {what} {meta.get(key)!r}, but {first} has {reference.get(key)!r}; "
                                          "every shard must come from the same command with another --shard-index")
-    num_shards = reference.get("num_shards", 1)
+    num_shards, chunk_size = reference.get("num_shards", 1), reference.get("chunk_size", 512)
     by_index: Dict[int, str] = {}
     for path, meta in metas:
         index = meta.get("shard_index", 0)
@@ -489,9 +507,10 @@ def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) 
         if meta.get("input_sentences") != total:
             raise ConfigurationError(f"{path}: read {meta.get('input_sentences')} input sentences, but {paths[0]} "
                                      f"read {total}; every shard must read the same input")
-        if not isinstance(total, int) or meta.get("sentences") != shard_size(total, num_shards, index):
+        expected = shard_size(total, num_shards, index, chunk_size) if isinstance(total, int) else None
+        if meta.get("sentences") != expected:
             raise ConfigurationError(f"{path}: its record says {meta.get('sentences')} sentences, but shard {index} "
-                                     f"of {num_shards} of {total} has {shard_size(total or 0, num_shards, index)}")
+                                     f"of {num_shards} (chunks of {chunk_size}) of {total} sentences has {expected}")
     if any(os.path.exists(output_path) and os.path.samefile(output_path, path) for path in paths):
         raise ConfigurationError(f"{output_path}: is one of the shards; write the merged file elsewhere")
     check_output_path(output_path)
@@ -500,16 +519,18 @@ def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) 
     temporary = output_path + ".merging"
     files = [open(path, "rb") for path in paths]
     try:
+        read = [0] * num_shards
         with open(temporary, "wb") as out:
             for sentence in range(total):
-                index = sentence % num_shards
+                index = shard_of(sentence, num_shards, chunk_size)
                 line = files[index].readline()
                 if not line.endswith(b"\n"):
                     raise ConfigurationError(
-                        f"{paths[index]}: ends after {sentence // num_shards} complete lines, but its record says "
+                        f"{paths[index]}: ends after {read[index]} complete lines, but its record says "
                         f"{meta_of[paths[index]]['sentences']}: the file was changed after its run finished; run its "
                         "command again to finish it")
                 out.write(line)
+                read[index] += 1
             for index, file in enumerate(files):
                 if file.read(1):
                     raise ConfigurationError(
@@ -559,8 +580,11 @@ class HashCorpus(Subcommand):
         subparser.add_argument("--num-shards", type=int, default=1,
                                help="split INPUT into this many shards (default 1: the whole input)")
         subparser.add_argument("--shard-index", type=int, default=0,
-                               help="0-based shard to write: the sentences whose 0-based index in INPUT is "
+                               help="0-based shard to write: the chunks of INPUT whose 0-based number is "
                                     "shard-index modulo num-shards (merge with allennlp hash-corpus-merge)")
+        subparser.add_argument("--chunk-size", type=int, default=512,
+                               help="sentences read, batched and written at a time, and the unit of sharding "
+                                    "(default 512; the same for every shard)")
         subparser.add_argument("--force", action="store_true", help="start OUTPUT over instead of continuing it")
         subparser.add_argument("--silent", action="store_true", help="no progress bar")
         subparser.set_defaults(func=hash_corpus_from_args)
@@ -572,7 +596,7 @@ def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
         raise ConfigurationError(f"--batch-size must be positive, got {args.batch_size}")
     if args.max_subtokens < 1:
         raise ConfigurationError(f"--max-subtokens must be positive, got {args.max_subtokens}")
-    check_shard(args.num_shards, args.shard_index)
+    check_shard(args.num_shards, args.shard_index, args.chunk_size)
     if "://" not in str(args.input_file) and not os.path.exists(args.input_file):
         raise DataFormatError(args.input_file, None, "file does not exist")
     check_output_path(args.output)
@@ -580,7 +604,7 @@ def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
     fingerprint = input_fingerprint(args.input_file)
     if not args.force:  # before loading the model
         check_same_model(args.output, archive_sha256, None, args.archive_file, args.num_shards, args.shard_index,
-                         fingerprint)
+                         fingerprint, args.chunk_size)
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device, overrides=args.overrides)
     model = archive.model
     if not isinstance(model, HashingModel):
@@ -590,7 +614,8 @@ def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
     settings = {"dataset_reader_choice": args.dataset_reader_choice, "overrides": args.overrides or ""}
     counts = reannotate(model, reader, args.input_file, args.output, max_tokens=args.batch_size,
                         max_subtokens=args.max_subtokens, cuda_device=args.cuda_device, force=args.force,
-                        progress=not args.silent, archive_path=args.archive_file, archive_sha256=archive_sha256,
+                        chunk_size=args.chunk_size, progress=not args.silent, archive_path=args.archive_file,
+                        archive_sha256=archive_sha256,
                         num_shards=args.num_shards, shard_index=args.shard_index, fingerprint=fingerprint,
                         reader_settings=settings)
     shard = f" (shard {args.shard_index} of {args.num_shards}: {counts['input_sentences']} input sentences)"

@@ -16,7 +16,7 @@ from allennlp.models.archival import load_archive
 import bitcode_allennlp.validation.hash_corpus as hash_corpus
 from bitcode_allennlp.data.dataset_readers import ConlluPosDatasetReader
 from bitcode_allennlp.validation.hash_corpus import (SHARDING, meta_path, merge_shards, read_meta, reannotate,
-                                                     shard_size)
+                                                     shard_of, shard_size)
 from tests.conftest import FIXTURES
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"  # a release folder: its fingerprint covers every file
@@ -45,8 +45,11 @@ CORPORA = {  # name: (path under the shared data or the fixture path, reader, se
     "shared BTC dev, first 200": ("ner/btc/conll2012/development", archive_reader, 200),
     "shared EWT dev, first 200": ("pos/ud_english_ewt/en_ewt-ud-dev.conllu", ewt_reader, 200),
 }
-SHARDINGS = {"fixture NER dev (release folder)": [1, 2, 3, 7, 25], "shared BTC dev, first 200": [3],
-             "shared EWT dev, first 200": [4]}
+SHARDINGS = {  # name: [(shards, chunk size)]
+    "fixture NER dev (release folder)": [(1, 512), (2, 3), (3, 2), (3, 512), (7, 1), (25, 1), (4, 6)],
+    "shared BTC dev, first 200": [(3, 16)],
+    "shared EWT dev, first 200": [(4, 32)],
+}
 
 
 def corpus(name, archive, request):
@@ -63,26 +66,32 @@ def run(archive, reader, path, out, **kwargs):
                       archive_path=archive.path, **kwargs)
 
 
-def write_shards(archive, reader, path, folder, num_shards, **kwargs):
+def write_shards(archive, reader, path, folder, num_shards, chunk_size, **kwargs):
     shards = [folder / f"codes.shard-{index}.jsonl" for index in range(num_shards)]
     for index, shard in enumerate(shards):
-        run(archive, reader, path, shard, num_shards=num_shards, shard_index=index, **kwargs)
+        run(archive, reader, path, shard, num_shards=num_shards, shard_index=index, chunk_size=chunk_size, **kwargs)
     return shards
 
 
-@pytest.mark.parametrize("name, num_shards", [(name, n) for name in CORPORA for n in SHARDINGS[name]])
-def test_merged_shards_equal_the_unsharded_file(name, num_shards, archive, tmp_path, request):
+@pytest.mark.parametrize("name, num_shards, chunk_size",
+                         [(name, n, c) for name in CORPORA for n, c in SHARDINGS[name]])
+def test_merged_shards_equal_the_unsharded_file(name, num_shards, chunk_size, archive, tmp_path, request):
     path, reader = corpus(name, archive, request)
     whole = tmp_path / "codes.jsonl"
-    counts = run(archive, reader, path, whole)
-    shards = write_shards(archive, reader, path, tmp_path, num_shards)
+    counts = run(archive, reader, path, whole, chunk_size=chunk_size)
+    shards = write_shards(archive, reader, path, tmp_path, num_shards, chunk_size)
     total = counts["input_sentences"]
     assert counts["sentences"] == total == (CORPORA[name][2] or total)
+    sources = [json.loads(line)["source"] for line in whole.read_text().splitlines()]
     for index, shard in enumerate(shards):
         meta = read_meta(str(shard))
-        assert (meta["num_shards"], meta["shard_index"], meta["sharding"]) == (num_shards, index, SHARDING)
+        assert (meta["num_shards"], meta["shard_index"], meta["chunk_size"], meta["sharding"]) == (
+            num_shards, index, chunk_size, SHARDING)
         assert meta["complete"] and meta["input_sentences"] == total
-        assert meta["sentences"] == len(shard.read_bytes().splitlines()) == shard_size(total, num_shards, index)
+        lines = shard.read_text().splitlines()
+        assert meta["sentences"] == len(lines) == shard_size(total, num_shards, index, chunk_size)
+        assert [json.loads(line)["source"] for line in lines] == [
+            source for k, source in enumerate(sources) if (k // chunk_size) % num_shards == index]
     merged = tmp_path / "merged.jsonl"
     assert merge_shards(list(map(str, reversed(shards))), str(merged)) == {"sentences": total,
                                                                             "shards": num_shards}
@@ -93,27 +102,30 @@ def test_merged_shards_equal_the_unsharded_file(name, num_shards, archive, tmp_p
 
 
 def test_cli_shards_and_merge_a_shared_corpus(ner_hash_archive, shared_data, tmp_path, monkeypatch, capsys):
-    """What a job array runs: `hash-corpus --num-shards 3 --shard-index $i`, then `hash-corpus-merge`."""
+    """What a job array runs, with the defaults (chunks of 512): the whole BTC dev file (1,000 sentences) in 2 shards
+    with `hash-corpus --num-shards 2 --shard-index $i`, then `hash-corpus-merge`."""
     btc = shared_data / "ner" / "btc" / "conll2012" / "development"
-    common = ["--max-instances", "200", "--batch-size", "256", "--silent"]
-    assert allennlp(monkeypatch, capsys, "hash-corpus", ner_hash_archive, btc, "-o", tmp_path / "all.jsonl",
-                    *common)[0] == 0
-    for index in range(3):
+    status, line, err = allennlp(monkeypatch, capsys, "hash-corpus", ner_hash_archive, btc, "-o",
+                                 tmp_path / "all.jsonl", "--silent")
+    assert status == 0, err
+    for index in range(2):
         status, line, err = allennlp(monkeypatch, capsys, "hash-corpus", ner_hash_archive, btc, "-o",
-                                     tmp_path / f"shard-{index}.jsonl", "--num-shards", "3", "--shard-index",
-                                     str(index), *common)
+                                     tmp_path / f"shard-{index}.jsonl", "--num-shards", "2", "--shard-index",
+                                     str(index), "--silent", "--batch-size", "512")  # the budgets may differ
         assert status == 0, err
     shards = sorted(tmp_path.glob("shard-*.jsonl"))
+    assert [len(shard.read_bytes().splitlines()) for shard in shards] == [512, 488]
     status, line, err = allennlp(monkeypatch, capsys, "hash-corpus-merge", *shards, "-o", tmp_path / "merged.jsonl")
     assert status == 0, err
     assert (tmp_path / "merged.jsonl").read_bytes() == (tmp_path / "all.jsonl").read_bytes()
-    assert len((tmp_path / "merged.jsonl").read_bytes().splitlines()) == 200
+    assert len((tmp_path / "merged.jsonl").read_bytes().splitlines()) == 1000
     meta = json.loads(Path(meta_path(tmp_path / "shard-1.jsonl")).read_text())
-    assert meta["reader"] == {"dataset_reader_choice": "validation", "overrides": "", "max_instances": 200}
-    status, line, err = allennlp(monkeypatch, capsys, "hash-corpus-merge", *shards[:2], "-o",
+    assert meta["reader"] == {"dataset_reader_choice": "validation", "overrides": "", "max_instances": None}
+    assert (meta["chunk_size"], meta["sentences"], meta["input_sentences"]) == (512, 488, 1000)
+    status, line, err = allennlp(monkeypatch, capsys, "hash-corpus-merge", shards[1], "-o",
                                  tmp_path / "merged2.jsonl")
-    assert status == 1 and line == (f"allennlp hash-corpus-merge: error: {shards[0]}: 1 of its 3 shards not given "
-                                    "(shard index 2); give every shard of the run")
+    assert status == 1 and line == (f"allennlp hash-corpus-merge: error: {shards[1]}: 1 of its 2 shards not given "
+                                    "(shard index 0); give every shard of the run")
     assert not (tmp_path / "merged2.jsonl").exists()
 
 
@@ -151,7 +163,7 @@ def killed_run(archive, reader, tmp_path, shard):
     hash_corpus._code_chunk = code_chunk
     try:
         with pytest.raises(KeyboardInterrupt):
-            run(archive, reader, str(NER_DEV), shard, num_shards=3, shard_index=1, force=True, chunk_size=2)
+            run(archive, reader, str(NER_DEV), shard, num_shards=3, shard_index=1, force=True, chunk_size=CHUNK)
     finally:
         hash_corpus._code_chunk = original
 
@@ -171,13 +183,15 @@ BAD_MERGES = {  # name: (what to do to the shards (a list of 3 paths, returning 
                               "{s1}: input content {{'sha256': '0', 'bytes': 1}}, but {s0} has "),
     "another number of shards": (lambda s, **_: edit_meta(s[2], num_shards=4) or s,
                                  "{s2}: number of shards 4, but {s0} has 3"),
+    "another chunk size": (lambda s, **_: edit_meta(s[1], chunk_size=512) or s,
+                           "{s1}: chunk size 512, but {s0} has 2"),
     "incomplete shard (killed run)": (lambda s, archive, reader, tmp: killed_run(archive, reader, tmp, s[1]) or s,
                                       "{s1}: shard 1 of 3 is incomplete (its hash-corpus run has not finished); run "
                                       "its command again to finish it"),
     "shard cut after it finished": (lambda s, **_: drop_last_line(s[2]) or s,
                                     "{s2}: ends after 5 complete lines, but its record says 6"),
     "shard grown after it finished": (lambda s, **_: s[0].write_bytes(s[0].read_bytes() * 2) and s,
-                                      "{s0}: has more lines than the 7 its record says"),
+                                      "{s0}: has more lines than the 8 its record says"),
     "not a shard": (lambda s, tmp, **_: [*s, (tmp / "x.jsonl").write_text("{}\n") and tmp / "x.jsonl"],
                     "{tmp}/x.jsonl: no record {tmp}/x.jsonl.meta.json beside it, so it is not hash-corpus output"),
     "a record given": (lambda s, **_: [*s, Path(meta_path(s[0]))],
@@ -188,10 +202,13 @@ BAD_MERGES = {  # name: (what to do to the shards (a list of 3 paths, returning 
 }
 
 
+CHUNK = 2  # the fixture's 20 sentences in 10 chunks: shards 0, 1, 2 hold 8, 6, 6 sentences
+
+
 @pytest.fixture(scope="module")
 def three_shards(archive, tmp_path_factory):
     folder = tmp_path_factory.mktemp("shards")
-    return write_shards(archive, archive.validation_dataset_reader, str(NER_DEV), folder, 3)
+    return write_shards(archive, archive.validation_dataset_reader, str(NER_DEV), folder, 3, CHUNK)
 
 
 @pytest.mark.parametrize("name", list(BAD_MERGES))
@@ -223,8 +240,8 @@ def test_merge_does_not_replace_an_output_unless_forced(three_shards, tmp_path):
 # ------------------------------------------------------------------------------------------------ resuming a shard
 
 
-@pytest.mark.parametrize("kept_lines, chunk_size", [(0, 2), (1, 2), (3, 2), (4, 5), (7, 2)])
-def test_a_killed_shard_continues_to_the_same_file(kept_lines, chunk_size, archive, three_shards, tmp_path):
+@pytest.mark.parametrize("kept_lines", [0, 1, 3, 4, 6])
+def test_a_killed_shard_continues_to_the_same_file(kept_lines, archive, three_shards, tmp_path):
     reader = archive.validation_dataset_reader
     full = three_shards[1].read_text()
     lines = full.splitlines(keepends=True)
@@ -232,7 +249,7 @@ def test_a_killed_shard_continues_to_the_same_file(kept_lines, chunk_size, archi
     copy_shard(three_shards[1], partial)
     edit_meta(partial, complete=False, sentences=None, input_sentences=None)
     partial.write_text("".join(lines[:kept_lines]) + (lines[kept_lines][:17] if kept_lines < len(lines) else ""))
-    counts = run(archive, reader, str(NER_DEV), partial, num_shards=3, shard_index=1, chunk_size=chunk_size)
+    counts = run(archive, reader, str(NER_DEV), partial, num_shards=3, shard_index=1, chunk_size=CHUNK)
     assert partial.read_text() == full
     assert counts["resumed"] == kept_lines and counts["sentences"] == len(lines)
     assert read_meta(str(partial)) == read_meta(str(three_shards[1]))
@@ -245,23 +262,27 @@ def test_a_killed_shard_is_refused_by_merge_then_continued(archive, three_shards
     assert len(shards[1].read_text().splitlines()) == 2  # one chunk of 2 sentences, then the kill
     with pytest.raises(ConfigurationError, match="shard 1 of 3 is incomplete"):
         merge_shards(list(map(str, shards)), str(tmp_path / "merged.jsonl"))
-    counts = run(archive, reader, str(NER_DEV), shards[1], num_shards=3, shard_index=1)
+    counts = run(archive, reader, str(NER_DEV), shards[1], num_shards=3, shard_index=1, chunk_size=CHUNK)
     assert counts["resumed"] == 2
     merge_shards(list(map(str, shards)), str(tmp_path / "merged.jsonl"))
     whole = tmp_path / "whole.jsonl"
-    run(archive, reader, str(NER_DEV), whole)
+    run(archive, reader, str(NER_DEV), whole, chunk_size=CHUNK)
     assert (tmp_path / "merged.jsonl").read_bytes() == whole.read_bytes()
 
 
+SHARD_1 = {"num_shards": 3, "shard_index": 1, "chunk_size": CHUNK}
 RESUME_REFUSED = {  # name: (run arguments, what to do to the record first, error)
-    "as another shard": ({"num_shards": 3, "shard_index": 2}, {},
-                         "it is shard 1 of 3, not shard 2 of 3; check --num-shards and --shard-index"),
-    "as an unsharded run": ({}, {}, "it is shard 1 of 3, not an unsharded run (shard 0 of 1)"),
-    "with another number of shards": ({"num_shards": 4, "shard_index": 1}, {}, "it is shard 1 of 3, not shard 1 of 4"),
-    "from another input": ({"num_shards": 3, "shard_index": 1}, {"input_fingerprint": {"sha256": "ab" * 32,
-                                                                                        "bytes": 5}},
+    "as another shard": ({**SHARD_1, "shard_index": 2}, {},
+                         "it is shard 1 of 3 (chunks of 2 sentences), not shard 2 of 3 (chunks of 2 sentences); "
+                         "check --num-shards, --shard-index and --chunk-size"),
+    "as an unsharded run": ({}, {}, "it is shard 1 of 3 (chunks of 2 sentences), not an unsharded run (shard 0 of 1)"),
+    "with another number of shards": ({**SHARD_1, "num_shards": 4}, {},
+                                      "it is shard 1 of 3 (chunks of 2 sentences), not shard 1 of 4 (chunks of 2 "),
+    "with another chunk size": ({**SHARD_1, "chunk_size": 3}, {},
+                                "it is shard 1 of 3 (chunks of 2 sentences), not shard 1 of 3 (chunks of 3 "),
+    "from another input": (SHARD_1, {"input_fingerprint": {"sha256": "ab" * 32, "bytes": 5}},
                            "it was made from '{input}' with another content (sha256 abababababab..., 5 bytes; now "),
-    "by another archive": ({"num_shards": 3, "shard_index": 1}, {"archive_sha256": "0" * 64, "archive": "/x.tar.gz"},
+    "by another archive": (SHARD_1, {"archive_sha256": "0" * 64, "archive": "/x.tar.gz"},
                            "it was written by '/x.tar.gz' (K = 24), not by "),
 }
 
@@ -278,15 +299,16 @@ def test_a_shard_is_continued_only_as_itself(name, archive, three_shards, tmp_pa
     run(archive, archive.validation_dataset_reader, str(NER_DEV), shard, force=True, **kwargs)  # --force: allowed
 
 
-@pytest.mark.parametrize("num_shards, shard_index, expected", [
-    (0, 0, "--num-shards must be positive, got 0"),
-    (3, 3, "--shard-index must be in 0..2 for --num-shards 3, got 3"),
-    (3, -1, "--shard-index must be in 0..2 for --num-shards 3, got -1"),
+@pytest.mark.parametrize("num_shards, shard_index, chunk_size, expected", [
+    (0, 0, 512, "--num-shards must be positive, got 0"),
+    (3, 3, 512, "--shard-index must be in 0..2 for --num-shards 3, got 3"),
+    (3, -1, 512, "--shard-index must be in 0..2 for --num-shards 3, got -1"),
+    (3, 0, 0, "--chunk-size must be positive, got 0"),
 ])
-def test_shard_numbers_are_checked(num_shards, shard_index, expected, archive, tmp_path):
+def test_shard_numbers_are_checked(num_shards, shard_index, chunk_size, expected, archive, tmp_path):
     with pytest.raises(ConfigurationError, match=expected):
         run(archive, archive.validation_dataset_reader, str(NER_DEV), tmp_path / "x.jsonl", num_shards=num_shards,
-            shard_index=shard_index)
+            shard_index=shard_index, chunk_size=chunk_size)
     assert not (tmp_path / "x.jsonl").exists()
 
 
@@ -312,3 +334,12 @@ def allennlp(monkeypatch, capsys, *args):
     if lines:
         assert err.splitlines()[-1] == HINT and "Traceback" not in err, err
     return status, (lines[-1] if lines else None), err
+
+
+def test_shard_sizes_count_the_sentences_of_each_shard():
+    for total in range(0, 40):
+        for num_shards in range(1, 6):
+            for chunk_size in range(1, 8):
+                owners = [shard_of(k, num_shards, chunk_size) for k in range(total)]
+                sizes = [shard_size(total, num_shards, index, chunk_size) for index in range(num_shards)]
+                assert sizes == [owners.count(index) for index in range(num_shards)]
