@@ -1,12 +1,14 @@
 """`allennlp hash-corpus`: re-annotate a corpus into codes with a trained hashing model (Algorithm 1 `reannotate`).
 
     allennlp hash-corpus runs/ner/model.tar.gz train.conll --output codes/train.jsonl [--batch-size 1024]
+    allennlp hash-corpus runs/ner/model.tar.gz train.conll -o codes/train.$I.jsonl --num-shards 16 --shard-index $I
+    allennlp hash-corpus-merge codes/train.*.jsonl -o codes/train.jsonl
 
 Reads INPUT with the archive's dataset reader (any format our readers read), runs the hash layer only (no task
-head) in token-budget batches, and appends one JSON line per sentence (`binary_codes_reader` documents the
-format): words, one hex code per word (bit i = sign of head i), the gold tags or tree, and the source line. The
-corpus is streamed in chunks, never held in memory; a killed run started again continues after the last
-complete line of OUTPUT (`--force` starts over).
+head; each distinct word split into word pieces once, `cached_word_pieces`) in token-budget batches, and appends
+one JSON line per sentence (`binary_codes_reader` documents the format): words, one hex code per word (bit i = sign
+of head i), the gold tags or tree, and the source line. The corpus is streamed in chunks, never held in memory; a
+killed run started again continues after the last complete line of OUTPUT (`--force` starts over).
 
 Beside OUTPUT, `OUTPUT.meta.json` records which model wrote it: `archive` (absolute path), `archive_sha256`,
 `num_bits`, `input`. Continuing OUTPUT with another archive (another SHA-256) or another K is refused, as is an
@@ -578,13 +580,13 @@ class HashCorpus(Subcommand):
         subparser.add_argument("--overrides", default="",
                                help="a JSON(NET) structure overriding the archive's config, e.g. another reader")
         subparser.add_argument("--num-shards", type=int, default=1,
-                               help="split INPUT into this many shards (default 1: the whole input)")
+                               help="split INPUT into this many shards (1: the whole input)")
         subparser.add_argument("--shard-index", type=int, default=0,
                                help="0-based shard to write: the chunks of INPUT whose 0-based number is "
                                     "shard-index modulo num-shards (merge with allennlp hash-corpus-merge)")
         subparser.add_argument("--chunk-size", type=int, default=512,
                                help="sentences read, batched and written at a time, and the unit of sharding "
-                                    "(default 512; the same for every shard)")
+                                    "(the same for every shard)")
         subparser.add_argument("--force", action="store_true", help="start OUTPUT over instead of continuing it")
         subparser.add_argument("--silent", action="store_true", help="no progress bar")
         subparser.set_defaults(func=hash_corpus_from_args)
