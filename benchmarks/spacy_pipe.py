@@ -18,12 +18,12 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
+from fixture_archive import train_fixture_archive  # noqa: E402  (benchmarks/, beside this script)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "spacy_pipe.json"
@@ -41,13 +41,6 @@ def component_of(config: dict) -> str:
     if model["type"] == "hash_span_parser":
         return "bitcode_parser"
     return "bitcode_ner" if model.get("label_encoding") else "bitcode_tagger"
-
-
-def train_fixture_archive(directory: str) -> str:
-    command = [sys.executable, "-m", "allennlp", "train", str(ROOT / "training_configs" / "ner_hash.jsonnet"),
-               "-s", os.path.join(directory, "run")]
-    subprocess.run(command, check=True, cwd=directory, env={**os.environ, "EPOCHS": "1"}, capture_output=True)
-    return os.path.join(directory, "run", "model.tar.gz")
 
 
 def main() -> None:
