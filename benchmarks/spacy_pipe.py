@@ -16,17 +16,30 @@ words/s (target >= 0.9). Prints a markdown table; writes `benchmarks/results/spa
 import argparse
 import json
 import os
-import platform
-import statistics
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
-from fixture_archive import train_fixture_archive  # noqa: E402  (benchmarks/, beside this script)
+from typing import Any, Dict, List
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "results" / "spacy_pipe.json"
+import common
+
+OUT = common.RESULTS / "spacy_pipe.json"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--archive", help="default: train training_configs/ner_hash.jsonnet on the fixtures")
+    parser.add_argument("--data", help="default: the archive's validation_data_path")
+    parser.add_argument("--max-sentences", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--lang", default="en")
+    parser.add_argument("--name", help="key of this run in the JSON")
+    parser.add_argument("--out", default=str(OUT))
+    return parser.parse_args()
 
 
 def archive_config(archive: str) -> dict:
@@ -43,19 +56,43 @@ def component_of(config: dict) -> str:
     return "bitcode_ner" if model.get("label_encoding") else "bitcode_tagger"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--archive", help="default: train training_configs/ner_hash.jsonnet on the fixtures")
-    parser.add_argument("--data", help="default: the archive's validation_data_path")
-    parser.add_argument("--max-sentences", type=int, default=None)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--lang", default="en")
-    parser.add_argument("--name", help="key of this run in the JSON")
-    parser.add_argument("--out", default=str(OUT))
-    args = parser.parse_args()
+def dev_sentences(reader, data: str, lang: str, max_sentences) -> List[str]:
+    """The sentences of `data`: words joined by spaces, cut by spaCy's rule-based sentencizer."""
+    import spacy
 
+    texts = [" ".join(instance["metadata"]["words"]) for instance in reader.read(data)]
+    splitter = spacy.blank(lang)
+    splitter.add_pipe("sentencizer")
+    sentences = [s.text for doc in splitter.pipe(texts) for s in doc.sents if any(not t.is_space for t in s)]
+    return sentences[:max_sentences]
+
+
+def same_outputs(docs, rows, factory: str) -> bool:
+    """The component's docs agree with the predictor's rows: one sentence each, codes, and tags or entities."""
+    return len(docs) == len(rows) and all(
+        len(list(doc.sents)) == 1 and [t._.bitcode for t in doc if not t.is_space] == row.get("codes")
+        and ([t.tag_ for t in doc if not t.is_space] == row["tags"] if factory == "bitcode_tagger" else True)
+        and ([(e.start, e.end, e.label_) for e in doc.ents] == [(e["start"], e["end"], e["label"])
+                                                                for e in row["entities"]]
+             if factory == "bitcode_ner" else True)
+        for doc, row in zip(docs, rows))
+
+
+def report(result: Dict[str, Any], archive: str, name: str) -> str:
+    r, median, median_cpu = result, result["median_wall_s"], result["median_cpu_s"]
+    labels = {"predictor": "`predictor.predict_batch_json`", "spacy": f"`nlp.pipe` (`{r['component']}`)"}
+    rows = [[labels[key], f"{median[key]:.2f}", f"{r['words'] / median[key]:.0f}", f"{median_cpu[key]:.2f}"]
+            for key in median]
+    return "\n".join([
+        f"archive {archive} ({name}); {r['sentences']} sentences, {r['words']} words; batch size {r['batch_size']}; "
+        f"{r['rounds']} rounds; {r['threads']} torch thread(s); identical outputs: {r['identical_outputs']}\n",
+        common.markdown_table(["path", "median wall (s)", "words/s", "median CPU (s)"], rows, "lrrr"),
+        f"\nspaCy ÷ predictor, words/s: {r['ratio_spacy_over_predictor']:.3f} (wall), {r['ratio_cpu']:.3f} (CPU); "
+        f"target >= 0.9: {'met' if r['ratio_spacy_over_predictor'] >= 0.9 else 'NOT met'}"])
+
+
+def main() -> None:
+    args = parse_args()
     import spacy
     import torch
 
@@ -64,7 +101,7 @@ def main() -> None:
     archive = args.archive
     if archive is None:
         temporary = tempfile.TemporaryDirectory()
-        archive = train_fixture_archive(temporary.name)
+        archive = common.train_fixture_archive(temporary.name)
     config = archive_config(archive)
     name = args.name or ("fixture" if args.archive is None else Path(archive).resolve().parent.name)
     factory = component_of(config)
@@ -72,13 +109,8 @@ def main() -> None:
     nlp = spacy.blank(args.lang)
     nlp.add_pipe(factory, config={"archive": archive, "batch_size": args.batch_size})
     predictor = nlp.get_pipe(factory).predictor  # loads the archive; both paths use this model
-    reader = predictor._dataset_reader
     data = args.data or config["validation_data_path"]
-    texts = [" ".join(instance["metadata"]["words"]) for instance in reader.read(data)]
-    splitter = spacy.blank(args.lang)
-    splitter.add_pipe("sentencizer")
-    sentences = [s.text for doc in splitter.pipe(texts) for s in doc.sents if any(not t.is_space for t in s)]
-    sentences = sentences[: args.max_sentences]
+    sentences = dev_sentences(predictor._dataset_reader, data, args.lang, args.max_sentences)
 
     def run_predictor():
         rows = []
@@ -92,54 +124,23 @@ def main() -> None:
 
     rows, docs = run_predictor(), run_spacy()  # warm-up, and the outputs to compare
     words = sum(len(row["words"]) for row in rows)
-    same = len(docs) == len(rows) and all(
-        len(list(doc.sents)) == 1 and [t._.bitcode for t in doc if not t.is_space] == row.get("codes")
-        and ([t.tag_ for t in doc if not t.is_space] == row["tags"] if factory == "bitcode_tagger" else True)
-        and ([(e.start, e.end, e.label_) for e in doc.ents] == [(e["start"], e["end"], e["label"])
-                                                                for e in row["entities"]]
-             if factory == "bitcode_ner" else True)
-        for doc, row in zip(docs, rows))
-
-    paths = {"predictor": run_predictor, "spacy": run_spacy}
-    wall = {key: [] for key in paths}
-    cpu = {key: [] for key in paths}
-    for round_ in range(args.rounds):
-        for key in (("predictor", "spacy") if round_ % 2 == 0 else ("spacy", "predictor")):
-            start_wall, start_cpu = time.perf_counter(), time.process_time()
-            paths[key]()
-            wall[key].append(time.perf_counter() - start_wall)
-            cpu[key].append(time.process_time() - start_cpu)
-
-    median = {key: statistics.median(wall[key]) for key in paths}
-    median_cpu = {key: statistics.median(cpu[key]) for key in paths}
-    ratio = median["predictor"] / median["spacy"]
-    ratio_cpu = median_cpu["predictor"] / median_cpu["spacy"]
-    labels = {"predictor": "`predictor.predict_batch_json`", "spacy": f"`nlp.pipe` (`{factory}`)"}
-    print(f"archive {archive} ({name}); {len(sentences)} sentences, {words} words; batch size {args.batch_size}; "
-          f"{args.rounds} rounds; {args.threads} torch thread(s); identical outputs: {same}\n")
-    print("| path | median wall (s) | words/s | median CPU (s) |\n|---|---:|---:|---:|")
-    for key in paths:
-        print(f"| {labels[key]} | {median[key]:.2f} | {words / median[key]:.0f} | {median_cpu[key]:.2f} |")
-    print(f"\nspaCy ÷ predictor, words/s: {ratio:.3f} (wall), {ratio_cpu:.3f} (CPU); target >= 0.9: "
-          f"{'met' if ratio >= 0.9 else 'NOT met'}")
-
+    wall, cpu = common.interleaved_times({"predictor": run_predictor, "spacy": run_spacy}, args.rounds)
+    median, median_cpu = common.medians(wall), common.medians(cpu)
     result = {
         "archive": archive if args.archive else "fixture NER archive (ner_hash.jsonnet, EPOCHS=1)",
         "plm": config["model"]["text_field_embedder"]["token_embedders"]["tokens"].get("model_name"),
         "component": factory, "data": data, "sentences": len(sentences), "words": words,
-        "batch_size": args.batch_size, "rounds": args.rounds, "threads": args.threads, "identical_outputs": same,
+        "batch_size": args.batch_size, "rounds": args.rounds, "threads": args.threads,
+        "identical_outputs": same_outputs(docs, rows, factory),
         "wall_s": wall, "cpu_s": cpu, "median_wall_s": median, "median_cpu_s": median_cpu,
-        "words_per_s": {key: words / median[key] for key in paths},
-        "ratio_spacy_over_predictor": ratio, "ratio_cpu": ratio_cpu,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
-                    "spacy": spacy.__version__, "load_average": os.getloadavg()},
+        "words_per_s": {key: words / median[key] for key in median},
+        "ratio_spacy_over_predictor": median["predictor"] / median["spacy"],
+        "ratio_cpu": median_cpu["predictor"] / median_cpu["spacy"],
+        "machine": common.machine(torch_info=True, spacy=spacy.__version__),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": " ".join(sys.argv),
     }
-    out = Path(args.out)
-    previous = json.loads(out.read_text()) if out.exists() else {}
-    previous[name] = result
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(previous, indent=2))
+    print(report(result, archive, name))
+    common.write_named_result(args.out, name, result)
     if temporary is not None:
         temporary.cleanup()
 
