@@ -38,58 +38,20 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Dict, List
 
-ROOT = Path(__file__).resolve().parents[1]
+import common
+
+ROOT = common.ROOT
 CONFIG = ROOT / "training_configs" / "parse_hash.jsonnet"
 DEFAULT_DATA = ROOT / "fixtures" / "data" / "ptb" / "craft_train.tree"
 PHASES = ("train", "cky")
-MB = 2 ** 20
-
-
-def plm_path(name: str) -> str:
-    if name == "tiny-bert":
-        return str(ROOT / "fixtures" / "transformers" / "tiny-bert")
-    if name == "minilm":
-        sys.path.insert(0, str(ROOT))
-        from bitcode_allennlp.plm import minilm_path  # stdlib only until called
-
-        return minilm_path()
-    return name
-
-
-def proc_status(field: str) -> int:
-    """A `/proc/self/status` field in bytes (e.g. VmRSS, VmHWM); -1 off Linux."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return -1
-
-
-def reset_peak_rss() -> bool:
-    """Resets VmHWM to the current RSS (Linux); False where that is not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as clear_refs:
-            clear_refs.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def maxrss() -> int:
-    """Peak RSS of this process in bytes, from getrusage (kilobytes on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+MB = common.MB
 
 
 # ---------------------------------------------------------------------------------------------- subprocesses
@@ -117,9 +79,9 @@ def vocabulary_child(spec: dict) -> dict:
     return {"trees": len(instances), "labels": vocab.get_vocab_size("span_labels")}
 
 
-def measure_child(spec: dict) -> dict:
-    """One phase on one sentence, in this fresh process."""
-    setup_environment(spec)
+def build_case(spec: dict):
+    """The parser from the config on the saved vocabulary, and the tensors of one sentence of `spec["words"]`
+    words (under the synthetic gold tree for training)."""
     import torch
     from allennlp.common import Params
     from allennlp.data import Batch, DatasetReader, Vocabulary
@@ -129,9 +91,6 @@ def measure_child(spec: dict) -> dict:
 
     import bitcode_allennlp.plugin  # noqa: F401
 
-    torch.set_num_threads(spec["threads"])
-    torch.manual_seed(0)
-    cuda = spec["device"] == "cuda"
     params = Params.from_file(str(CONFIG))
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     vocab = Vocabulary.from_files(str(Path(spec["vocab_dir"], "vocabulary")))
@@ -147,42 +106,60 @@ def measure_child(spec: dict) -> dict:
     reader.apply_token_indexers(instance)
     batch = Batch([instance])
     batch.index_instances(vocab)
-    tensors = util.move_to_device(batch.as_tensor_dict(), torch.device(spec["device"]))
+    return model, util.move_to_device(batch.as_tensor_dict(), torch.device(spec["device"]))
+
+
+def run_phase(model, tensors, phase: str):
+    """One training forward + backward, or one inference forward under no_grad; the loss or the parsed words."""
+    import torch
+    from nltk import Tree
+
+    if phase == "train":
+        model.train()
+        output = model(**tensors)
+        output["loss"].backward()
+        return float(output["loss"])
+    model.eval()
+    with torch.no_grad():
+        output = model(**tensors)
+    return len(Tree.fromstring(output["trees"][0]).leaves())
+
+
+def measure_child(spec: dict) -> dict:
+    """One phase on one sentence, in this fresh process."""
+    setup_environment(spec)
+    import torch
+
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(0)
+    cuda = spec["device"] == "cuda"
+    model, tensors = build_case(spec)
     pieces = int(tensors["tokens"]["tokens"]["token_ids"].shape[1])
 
-    rss_loaded = proc_status("VmRSS")
-    maxrss_before = maxrss()
-    reset = reset_peak_rss()
+    rss_loaded = common.proc_status_mb("VmRSS")
+    maxrss_before = common.ru_maxrss_mb()
+    reset = common.reset_peak_rss()
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         allocated_before = torch.cuda.memory_allocated()
     start = time.perf_counter()
-    if spec["phase"] == "train":
-        model.train()
-        output = model(**tensors)
-        output["loss"].backward()
-        check = float(output["loss"])
-    else:
-        model.eval()
-        with torch.no_grad():
-            output = model(**tensors)
-        check = len(Tree.fromstring(output["trees"][0]).leaves())
+    check = run_phase(model, tensors, spec["phase"])
     if cuda:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
-    peak_step = proc_status("VmHWM") if reset else maxrss()
+    peak_step = common.proc_status_mb("VmHWM") if reset else common.ru_maxrss_mb()
     result = {
         "word_pieces": pieces,
         "seconds": seconds,
         "check": check,  # the loss, or the number of words of the predicted tree
         "params_mb": sum(p.numel() * p.element_size() for p in model.parameters()) / MB,
-        "rss_after_load_mb": rss_loaded / MB,
-        "peak_rss_getrusage_mb": maxrss() / MB,
-        "peak_rss_getrusage_before_step_mb": maxrss_before / MB,
-        "peak_rss_step_mb": peak_step / MB,
+        "rss_after_load_mb": rss_loaded,
+        "peak_rss_getrusage_mb": common.ru_maxrss_mb(),
+        "peak_rss_getrusage_before_step_mb": maxrss_before,
+        "peak_rss_step_mb": peak_step,
         "peak_rss_step_method": "VmHWM after clear_refs reset" if reset else "getrusage ru_maxrss",
-        "step_increase_mb": (peak_step - rss_loaded) / MB,
+        "step_increase_mb": None if peak_step is None or rss_loaded is None else peak_step - rss_loaded,
     }
     if cuda:
         result.update({
@@ -204,33 +181,22 @@ def run_child(kind: str, spec: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- main
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True).stdout.strip()
-    except OSError:
-        return "?"
-
-
 def table(rows, cuda: bool) -> str:
-    header = ("| PLM | words | word pieces | phase | peak RSS, getrusage (MB) | RSS after load (MB) | "
-              "step peak RSS (MB) | step peak − after load (MB) |")
-    rule = "|---|---:|---:|---|---:|---:|---:|---:|"
+    header = ["PLM", "words", "word pieces", "phase", "peak RSS, getrusage (MB)", "RSS after load (MB)",
+              "step peak RSS (MB)", "step peak − after load (MB)"]
     if cuda:
-        header += " CUDA peak allocated (MB) | CUDA step increase (MB) |"
-        rule += "---:|---:|"
-    lines = [header + " seconds |", rule + "---:|"]
+        header += ["CUDA peak allocated (MB)", "CUDA step increase (MB)"]
+    lines = []
     for r in rows:
-        line = (f"| {r['plm']} | {r['words']} | {r['word_pieces']} | {r['phase']} | "
-                f"{r['peak_rss_getrusage_mb']:.0f} | {r['rss_after_load_mb']:.0f} | {r['peak_rss_step_mb']:.0f} | "
-                f"{r['step_increase_mb']:.0f} |")
+        line = [r["plm"], r["words"], r["word_pieces"], r["phase"], f"{r['peak_rss_getrusage_mb']:.0f}",
+                f"{r['rss_after_load_mb']:.0f}", f"{r['peak_rss_step_mb']:.0f}", f"{r['step_increase_mb']:.0f}"]
         if cuda:
-            line += f" {r['cuda_peak_allocated_mb']:.0f} | {r['cuda_step_increase_mb']:.0f} |"
-        lines.append(line + f" {r['seconds']:.2f} |")
-    return "\n".join(lines)
+            line += [f"{r['cuda_peak_allocated_mb']:.0f}", f"{r['cuda_step_increase_mb']:.0f}"]
+        lines.append(line + [f"{r['seconds']:.2f}"])
+    return common.markdown_table(header + ["seconds"], lines, "lrrl" + "r" * (len(header) - 3))
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--plm", default="tiny-bert", help="comma-separated: tiny-bert, minilm or model directories")
     parser.add_argument("--lengths", default="100,200,300", help="comma-separated sentence lengths in words")
@@ -238,41 +204,44 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="PTB trees: vocabulary (span labels) and words")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "parser_memory.json"))
+    parser.add_argument("--out", default=str(common.RESULTS / "parser_memory.json"))
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def measure_all(args: argparse.Namespace, lengths: List[int]):
+    """Every (PLM, length, phase) in its own subprocess; the rows and each PLM's vocabulary sizes."""
+    rows: List[Dict[str, Any]] = []
+    vocabularies: Dict[str, dict] = {}
+    for plm in args.plm.split(","):
+        with tempfile.TemporaryDirectory() as vocab_dir:
+            base = {"plm": plm, "plm_path": common.plm_path(plm), "data": str(Path(args.data).resolve()),
+                    "vocab_dir": vocab_dir, "device": args.device, "threads": args.threads}
+            vocabularies[plm] = run_child("vocabulary", {**base, "max_words": max(lengths)})
+            for words in lengths:
+                for phase in args.phases.split(","):
+                    result = run_child("measure", {**base, "words": words, "phase": phase})
+                    rows.append({"plm": plm, "words": words, "phase": phase, **result})
+                    print(f"{plm} {words} words {phase}: +{result['step_increase_mb']:.0f} MB", file=sys.stderr)
+    return rows, vocabularies
+
+
+def main() -> None:
+    args = parse_args()
     if args.child:
         kind, spec = args.child[0], json.loads(args.child[1])
         print(json.dumps((vocabulary_child if kind == "vocabulary" else measure_child)(spec)))
         return
-
-    lengths = [int(n) for n in args.lengths.split(",")]
-    phases = args.phases.split(",")
-    rows, vocabularies = [], {}
     started = time.time()
-    for plm in args.plm.split(","):
-        with tempfile.TemporaryDirectory() as vocab_dir:
-            base = {"plm": plm, "plm_path": plm_path(plm), "data": str(Path(args.data).resolve()),
-                    "vocab_dir": vocab_dir, "device": args.device, "threads": args.threads}
-            vocabularies[plm] = run_child("vocabulary", {**base, "max_words": max(lengths)})
-            for words in lengths:
-                for phase in phases:
-                    result = run_child("measure", {**base, "words": words, "phase": phase})
-                    rows.append({"plm": plm, "words": words, "phase": phase, **result})
-                    print(f"{plm} {words} words {phase}: +{result['step_increase_mb']:.0f} MB", file=sys.stderr)
-
+    rows, vocabularies = measure_all(args, [int(n) for n in args.lengths.split(",")])
     labels = ", ".join(f"{plm}: {v['labels']} span labels" for plm, v in vocabularies.items())
     print(f"Parser memory: one sentence, {args.device}, {args.threads} thread(s), data {args.data} ({labels}).\n")
     print(table(rows, args.device == "cuda"))
-    import torch  # only for the versions in the JSON, after the children ran
-
-    result = {
+    common.write_json(args.out, {
         "command": " ".join([Path(sys.executable).name] + sys.argv),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "seconds": time.time() - started,
-        "git_commit": git_commit(),
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu_count": os.cpu_count(),
-                    "platform": platform.platform(), "load_average": os.getloadavg()},
+        "machine": common.machine(torch_info=True),  # imports torch, after the children ran
         "config": str(CONFIG.relative_to(ROOT)),
         "settings": {**vars(args), "vocabularies": vocabularies},
         "method": ("one fresh subprocess per (PLM, words, phase); step_increase_mb = peak RSS during the step "
@@ -280,9 +249,7 @@ def main() -> None:
                    "after loading the model and making the batch; peak_rss_getrusage_mb = ru_maxrss of the whole "
                    "process; on CUDA also torch.cuda.max_memory_allocated minus memory_allocated before the step"),
         "rows": rows,
-    }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    })
     print(f"\nwrote {args.out}")
 
 
