@@ -17,17 +17,17 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Optional, Tuple
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results" / "train_memory.json"
+import common
+
+ROOT = common.ROOT
+DATA = common.SHARED_DATA
+RESULTS = common.RESULTS / "train_memory.json"
 
 # task: our config, its variables, the anchor's reader and label scheme, the train/dev files.
 TASKS: Dict[str, Dict[str, Any]] = {
@@ -59,10 +59,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "train_memory", help="serialization dirs")
     parser.add_argument("--force", action="store_true", help="rerun runs already in the results file")
     return parser.parse_args()
-
-
-def plm_path() -> str:
-    return subprocess.check_output([sys.executable, "-m", "bitcode_allennlp.plm", "minilm"], text=True).strip()
 
 
 def anchor_config(task: Dict[str, Any], plm: str, max_instances, dev_max_instances, batch_size: int) -> Dict:
@@ -99,22 +95,13 @@ def run_train(config: str, serialization_dir: Path, env: Dict[str, str], log: Pa
     start = time.perf_counter()
     with open(log, "w") as out:
         process = subprocess.Popen(command, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)
+        code, peak_rss_mb = common.wait_peak_rss_mb(process)
     wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise SystemExit(f"{' '.join(command)} failed with exit code {code}; see {log}")
     metrics = json.loads((serialization_dir / "metrics.json").read_text())
     return {"command": " ".join(f"{k}={v}" for k, v in env.items()) + " " + " ".join(command),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "wall_seconds": round(wall, 1), "metrics": metrics}
-
-
-def machine() -> Dict[str, Any]:
-    import torch
-
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return {"date": datetime.date.today().isoformat(), "python": platform.python_version(), "torch": torch.__version__,
-            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "commit": commit.stdout.strip()}
+            "peak_rss_mb": round(peak_rss_mb, 1), "wall_seconds": round(wall, 1), "metrics": metrics}
 
 
 def words_per_second(row: Dict[str, Any]) -> float:
@@ -122,17 +109,17 @@ def words_per_second(row: Dict[str, Any]) -> float:
 
 
 def table(results: Dict[str, Any]) -> str:
-    lines = ["| task | corpus, train sentences | run | peak RSS (MB) | training words/s | training s | dev score |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    rows = []
     for key, row in results["runs"].items():
         task, run = key.split(":")
         m = row["metrics"]
         metric = TASKS[task].get("anchor_metric", TASKS[task]["metric"]) if run == "anchor" else TASKS[task]["metric"]
         score = m.get(f"best_validation_{metric}", m.get(f"validation_{metric}"))
-        lines.append(f"| {task} | {TASKS[task]['corpus']}, {row['train_sentences']:,} | {row['label']} | "
-                     f"{row['peak_rss_mb']:,.0f} | {m.get('training_words_per_second', 0):,.0f} | "
-                     f"{m.get('training_seconds', 0):,.0f} | "
-                     f"{'' if score is None else f'{100 * score:.2f} ({metric})'} |")
+        rows.append([task, f"{TASKS[task]['corpus']}, {row['train_sentences']:,}", row["label"],
+                     f"{row['peak_rss_mb']:,.0f}", f"{m.get('training_words_per_second', 0):,.0f}",
+                     f"{m.get('training_seconds', 0):,.0f}", "" if score is None else f"{100 * score:.2f} ({metric})"])
+    lines = [common.markdown_table(["task", "corpus, train sentences", "run", "peak RSS (MB)", "training words/s",
+                                    "training s", "dev score"], rows, "lllrrrr")]
     for task in TASKS:
         ours, anchor = results["runs"].get(f"{task}:ours"), results["runs"].get(f"{task}:anchor")
         if ours and anchor:
@@ -141,15 +128,32 @@ def table(results: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_setup(args: argparse.Namespace, name: str, run: str, plm: str,
+              cap: Optional[int]) -> Tuple[str, Dict[str, str], str]:
+    """The config file, environment and label of one run: ours (our config, its variables) or the anchor (a
+    temporary JSON config)."""
+    task = TASKS[name]
+    if run == "ours":
+        env = {"PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
+               "TOKEN_POLICY": "repair", "EPOCHS": "1", **task["env"], **dict(item.split("=", 1) for item in args.set)}
+        if cap:
+            env["MAX_INSTANCES"] = str(cap)
+        if args.dev_max_instances:
+            env["DEV_MAX_INSTANCES"] = str(args.dev_max_instances)
+        return str(ROOT / "training_configs" / task["config"]), env, "hashing stage (2 views, fine-tuned)"
+    handle, config = tempfile.mkstemp(suffix=".json", prefix=f"anchor_{name}_")
+    with os.fdopen(handle, "w") as file:
+        json.dump(anchor_config(task, plm, cap, args.dev_max_instances, args.anchor_batch_size), file)
+    return config, {}, f"crf_tagger anchor (1 view, {args.anchor_batch_size} sentences)"
+
+
 def main() -> None:
     args = parse_args()
-    plm = plm_path()
+    plm = common.plm_path("minilm")
     args.work.mkdir(parents=True, exist_ok=True)
     results = json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
-    results["machine"] = machine()
-    overrides = dict(item.split("=", 1) for item in args.set)
+    results["machine"] = common.machine(torch_info=True, date=datetime.date.today().isoformat())
     for name in args.tasks.split(","):
-        task = TASKS[name]
         cap = args.parse_trees if name == "parse" else args.max_instances
         if name == "parse" and args.max_instances:
             cap = min(cap, args.max_instances)
@@ -158,21 +162,7 @@ def main() -> None:
             if key in results["runs"] and not args.force:
                 print(f"{key}: kept from {args.out}")
                 continue
-            if run == "ours":
-                env = {"PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
-                       "TOKEN_POLICY": "repair", "EPOCHS": "1", **task["env"], **overrides}
-                if cap:
-                    env["MAX_INSTANCES"] = str(cap)
-                if args.dev_max_instances:
-                    env["DEV_MAX_INSTANCES"] = str(args.dev_max_instances)
-                config = str(ROOT / "training_configs" / task["config"])
-                label = "hashing stage (2 views, fine-tuned)"
-            else:
-                handle, config = tempfile.mkstemp(suffix=".json", prefix=f"anchor_{name}_")
-                with os.fdopen(handle, "w") as file:
-                    json.dump(anchor_config(task, plm, cap, args.dev_max_instances, args.anchor_batch_size), file)
-                env = {}
-                label = f"crf_tagger anchor (1 view, {args.anchor_batch_size} sentences)"
+            config, env, label = run_setup(args, name, run, plm, cap)
             print(f"{key}: training ...", flush=True)
             row = run_train(config, args.work / key.replace(":", "_"), env, args.work / f"{key.replace(':', '_')}.log")
             row.update(label=label, train_sentences=row["metrics"].get("training_sentences", 0))
@@ -180,8 +170,7 @@ def main() -> None:
                 row["config"] = json.loads(Path(config).read_text())
                 os.unlink(config)
             results["runs"][key] = row
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(results, indent=2) + "\n")
+            common.write_json(args.out, results)
             print(f"{key}: peak RSS {row['peak_rss_mb']:,.0f} MB, "
                   f"{row['metrics'].get('training_words_per_second', 0):,.0f} words/s", flush=True)
     print(table(results))
