@@ -26,7 +26,6 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -35,7 +34,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-ROOT = Path(__file__).resolve().parents[1]
+import common
+
 STAGES = {"hashing": ("hashing_archive", "words → PLM"), "validation": ("validation_archive", "codes")}
 TARGET_SPEEDUP = 100.0
 
@@ -48,7 +48,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3, help="timed passes at least (the median is kept)")
     parser.add_argument("--min-seconds", type=float, default=2.0, help="more passes (up to 200) until this total")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "validation_speed.json")
+    parser.add_argument("--out", type=Path, default=common.RESULTS / "validation_speed.json")
     parser.add_argument("--child", choices=sorted(STAGES), help=argparse.SUPPRESS)  # internal: one measurement
     parser.add_argument("--budget", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
@@ -87,26 +87,6 @@ def build_batches(stage: str, archive, lines: List[Dict[str, Any]], budget: int)
     return [[instances[i] for i in group] for group in groups], groups
 
 
-def reset_peak_rss() -> bool:
-    """Resets the kernel's peak RSS (VmHWM) of this process; False where that is not allowed."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
-def status_mb(field: str) -> Optional[float]:
-    """A `VmRSS` / `VmHWM` line of /proc/self/status in MB (2^20 bytes)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
 def time_passes(model, batches, rounds: int, min_seconds: float) -> List[float]:
     """Wall seconds of full passes over `batches` after a warm-up on the first two."""
     import torch
@@ -136,8 +116,8 @@ def child(args: argparse.Namespace) -> None:
     row = read_experiment(args.experiment, args.sentences)
     archive = load_archive(str(archive_path(args.experiment, row, args.child)))
     batches, groups = build_batches(args.child, archive, row["dev_lines"], args.budget)
-    rss_loaded = status_mb("VmRSS")
-    reset = reset_peak_rss()
+    rss_loaded = common.proc_status_mb("VmRSS")
+    reset = common.reset_peak_rss()
     times = time_passes(archive.model, batches, args.rounds, args.min_seconds)
     words = sum(len(line["words"]) for line in row["dev_lines"])
     seconds = statistics.median(times)
@@ -147,7 +127,7 @@ def child(args: argparse.Namespace) -> None:
         "groups_digest": hashlib.sha1(str(groups).encode()).hexdigest(),
         "passes": len(times), "seconds": seconds, "words_per_s": words / seconds,
         "parameters": count_parameters(archive.model)["parameters"], "threads": torch.get_num_threads(),
-        "rss_after_load_mb": rss_loaded, "timed_peak_rss_mb": status_mb("VmHWM") if reset else None}))
+        "rss_after_load_mb": rss_loaded, "timed_peak_rss_mb": common.proc_status_mb("VmHWM") if reset else None}))
 
 
 # ----------------------------------------------------------------------------------------- parent: orchestration
@@ -162,11 +142,11 @@ def measure(args: argparse.Namespace, stage: str, budget: int) -> Dict[str, Any]
                    "--threads", str(args.threads)]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         stderr = process.stderr.read() if process.stderr else ""
-        _, status, usage = os.wait4(process.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
+        code, peak_rss_mb = common.wait_peak_rss_mb(process)
+        if code != 0:
             raise SystemExit(f"{stage} at budget {budget} failed:\n{stderr[-4000:]}")
         result = json.loads(out.read_text())
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    result["peak_rss_mb"] = peak_rss_mb
     print(f"  {stage:10s} budget {budget:6d}: {result['words_per_s']:>12,.0f} words/s, "
           f"{result['batches']} batches, peak RSS {result['peak_rss_mb']:,.0f} MB", flush=True)
     return result
@@ -188,15 +168,16 @@ def mb(value: Optional[float]) -> str:
 
 
 def table(results: Dict[str, List[Dict[str, Any]]], summary: Dict[str, Any]) -> str:
-    lines = ["| model | input | parameters | budget (words) | batches | words/s | median pass (s) | passes "
-             "| RSS after loading (MB) | peak RSS in passes (MB) | peak RSS (MB) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    table_rows = []
     for stage, rows in results.items():
         for r in rows:
             mark = " **best**" if r["budget"] == summary["best"][stage]["budget"] else ""
-            lines.append(f"| {stage} stage | {STAGES[stage][1]} | {r['parameters']:,} | {r['budget']:,}{mark} "
-                         f"| {r['batches']} | {r['words_per_s']:,.0f} | {r['seconds']:.3f} | {r['passes']} "
-                         f"| {mb(r['rss_after_load_mb'])} | {mb(r['timed_peak_rss_mb'])} | {mb(r['peak_rss_mb'])} |")
+            table_rows.append([f"{stage} stage", STAGES[stage][1], f"{r['parameters']:,}", f"{r['budget']:,}{mark}",
+                               r["batches"], f"{r['words_per_s']:,.0f}", f"{r['seconds']:.3f}", r["passes"],
+                               mb(r["rss_after_load_mb"]), mb(r["timed_peak_rss_mb"]), mb(r["peak_rss_mb"])])
+    lines = [common.markdown_table(["model", "input", "parameters", "budget (words)", "batches", "words/s",
+                                    "median pass (s)", "passes", "RSS after loading (MB)", "peak RSS in passes (MB)",
+                                    "peak RSS (MB)"], table_rows, "ll" + "r" * 9)]
     best = summary["best"]
     lines.append("")
     lines.append(f"speed-up {summary['speedup']:.1f}× at the best budget of each ({best['validation']['budget']:,} "
@@ -205,13 +186,6 @@ def table(results: Dict[str, List[Dict[str, Any]]], summary: Dict[str, Any]) -> 
                  f"{100 * summary['parameter_ratio']:.2f}% of the hashing model (target ≤ 1%); peak RSS "
                  f"{mb(best['validation']['peak_rss_mb'])} vs {mb(best['hashing']['peak_rss_mb'])} MB")
     return "\n".join(lines)
-
-
-def machine(args: argparse.Namespace) -> Dict[str, Any]:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return {"cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)), "threads": args.threads,
-            "python": platform.python_version(), "load_average": os.getloadavg(), "commit": commit.stdout.strip(),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -225,7 +199,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     print(f"{len(row['dev_lines'])} dev sentences ({words:,} words) of {args.experiment}, budgets {budgets}, "
           f"{args.threads} torch threads, one fresh process per model and budget", flush=True)
     results: Dict[str, List[Dict[str, Any]]] = {stage: [] for stage in STAGES}
-    before = machine(args)
+    before = common.machine(threads=args.threads, date=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
     for budget in budgets:  # the stages alternate, so slow drifts of the machine's load hit both alike
         for stage in STAGES:
             results[stage].append(measure(args, stage, budget))
@@ -233,12 +207,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         assert len(digests) == 1, f"the stages got different batches at budget {budget}"
     summary = summarize(results)
     print("\n" + table(results, summary))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
+    common.write_json(args.out, {
         "experiment": str(args.experiment), "task": row.get("task"), "sentences": len(row["dev_lines"]),
         "words": words, "budgets": budgets, "rounds": args.rounds, "min_seconds": args.min_seconds,
         **summary, "results": results, "machine": before,
-        "load_average_after": os.getloadavg(), "command": " ".join(sys.argv)}, indent=2))
+        "load_average_after": os.getloadavg(), "command": " ".join(sys.argv)})
     print(f"\nwritten: {args.out}")
 
 
