@@ -86,9 +86,10 @@ def git_commit() -> str:
     return done.stdout.strip() or "?"
 
 
-def machine(torch_info: bool = False, **extra: Any) -> Dict[str, Any]:
+def machine(torch_info: bool = False, cuda_device: Any = None, **extra: Any) -> Dict[str, Any]:
     """CPUs, Python, platform, load average and commit; with `torch_info` also torch's version and threads (this
-    imports torch); `extra` items are added as they are."""
+    imports torch), and the name of `cuda_device` (an index or `torch.device`) where CUDA is there; `extra` items
+    are added as they are."""
     info: Dict[str, Any] = {
         "cpus": os.cpu_count(),
         "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
@@ -100,6 +101,8 @@ def machine(torch_info: bool = False, **extra: Any) -> Dict[str, Any]:
         import torch
 
         info.update(torch=torch.__version__, torch_threads=torch.get_num_threads())
+        if cuda_device is not None and torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(cuda_device)
     info.update(extra)
     return info
 

@@ -445,15 +445,6 @@ def settings(args: argparse.Namespace, setup: Setup) -> Dict[str, Any]:
     }
 
 
-def machine_info(device, load_before) -> Dict[str, Any]:
-    import torch
-
-    info = common.machine(torch_info=True, **common.versions(), device=str(device), load_average_before=load_before)
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-    return info
-
-
 def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
     import torch
 
@@ -480,7 +471,8 @@ def run_benchmark(args: argparse.Namespace) -> Dict[str, Any]:
         component_shares(results, measured["components"], probe)
     results["batches"] = batch_summary(setup)
     results["main_process_peak_rss_mb"] = common.proc_status_mb("VmHWM")  # all variants' models + probe
-    results["machine"] = machine_info(setup.device, load_before)
+    results["machine"] = common.machine(torch_info=True, cuda_device=setup.device if cuda else None,
+                                        **common.versions(), device=str(setup.device), load_average_before=load_before)
     results["settings"] = settings(args, setup)
     results["command"] = " ".join(shlex.quote(a) for a in ["python"] + sys.argv)
     results["date"] = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(started))

