@@ -35,17 +35,15 @@ Usage (repository root, venv active): ``python benchmarks/tree_crf.py [--repeats
 Writes ``benchmarks/results/tree_crf.json`` (or ``--out``) and prints a markdown table.
 """
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+import common
+
+ROOT = common.ROOT
 sys.path.insert(0, str(ROOT))
 
 from bitcode_allennlp.structs import cky, inside, stripe  # noqa: E402
@@ -185,41 +183,41 @@ def agreement(ours, other, x, lengths):
             "cky_trees_identical": ours_trees == other_trees}
 
 
-def main():
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reference", action="store_true", help="compare against the reference, not supar")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tree_crf.json"))
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    parser.add_argument("--out", default=str(common.RESULTS / "tree_crf.json"))
+    return parser.parse_args()
 
-    loaded, why = (None, "--reference given") if args.reference else load_supar()
-    other = SuparImpl(*loaded) if loaded else ReferenceImpl()
-    if why:
-        print(f"supar could not be imported ({why}); comparing against a {other.label} instead\n")
-    ours, cases = OursImpl(), make_cases(args.seed)
-    impls = {"ours": ours, "other": other}
 
-    for _ in range(args.warmup):
+def time_calls(impls, cases, repeats: int, warmup: int):
+    """Seconds per call of every (case, op, implementation), over `repeats` rounds after `warmup` rounds; the
+    order of the implementations alternates between rounds."""
+    for _ in range(warmup):
         for x, lengths in cases.values():
             for op in OPS:
                 for impl in impls.values():
                     call(impl, op, x, lengths)
     times = {(case, op, name): [] for case in cases for op in OPS for name in impls}
-    for r in range(args.repeats):
+    for r in range(repeats):
         for case, (x, lengths) in cases.items():
             for op in OPS:
                 for name in (["ours", "other"] if r % 2 == 0 else ["other", "ours"]):
                     start = time.perf_counter()
                     call(impls[name], op, x, lengths)
                     times[case, op, name].append(time.perf_counter() - start)
+    return times
 
+
+def measure(impls, cases, times):
+    """Per (case, op): median times and throughput, peak tensor memory; per case: agreement of the two."""
     rows, memory, agree = [], [], {}
     for case, (x, lengths) in cases.items():
-        agree[case] = agreement(ours, other, x, lengths)
+        agree[case] = agreement(impls["ours"], impls["other"], x, lengths)
         for op in OPS:
             med = {name: statistics.median(times[case, op, name]) for name in impls}
             rows.append({"case": case, "op": op, "sentences": len(lengths),
@@ -233,27 +231,47 @@ def main():
                 peaks[name] = peak_tensor_bytes(lambda: run(impl, op, clone, lengths))
             memory.append({"case": case, "op": op, "ours_peak_mb": peaks["ours"] / 2 ** 20,
                            "other_peak_mb": peaks["other"] / 2 ** 20})
+    return rows, memory, agree
 
-    other_name = "supar" if loaded else "reference"
+
+def report(args, impls, other_name: str, rows, memory, agree) -> str:
     lines = [f"Tree CRF, float32, {args.threads} thread(s), median of {args.repeats} interleaved repeats; "
-             f"ours = {ours.label}, {other_name} = {other.label}.", "",
-             f"| case | op | ours sent/s | {other_name} sent/s | ours ms | {other_name} ms | speed ours/{other_name} |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['case']} | {r['op']} | {r['ours_sent_per_s']:.0f} | {r['other_sent_per_s']:.0f} | "
-              f"{r['ours_ms']:.1f} | {r['other_ms']:.1f} | {r['speed_ratio']:.2f}x |" for r in rows]
-    lines += ["", f"| case | op | ours peak tensor MiB | {other_name} peak tensor MiB |", "|---|---|---:|---:|"]
-    lines += [f"| {m['case']} | {m['op']} | {m['ours_peak_mb']:.2f} | {m['other_peak_mb']:.2f} |" for m in memory]
-    lines += ["", "| case | log Z max rel diff | marginals max abs diff | CKY trees identical |", "|---|---:|---:|---|"]
-    lines += [f"| {case} | {a['log_z_max_rel_diff']:.1e} | {a['marginals_max_abs_diff']:.1e} | "
-              f"{a['cky_trees_identical']} |" for case, a in agree.items()]
-    print("\n".join(lines))
+             f"ours = {impls['ours'].label}, {other_name} = {impls['other'].label}.", "",
+             common.markdown_table(
+                 ["case", "op", "ours sent/s", f"{other_name} sent/s", "ours ms", f"{other_name} ms",
+                  f"speed ours/{other_name}"],
+                 [[r["case"], r["op"], f"{r['ours_sent_per_s']:.0f}", f"{r['other_sent_per_s']:.0f}",
+                   f"{r['ours_ms']:.1f}", f"{r['other_ms']:.1f}", f"{r['speed_ratio']:.2f}x"] for r in rows],
+                 "llrrrrr"), "",
+             common.markdown_table(
+                 ["case", "op", "ours peak tensor MiB", f"{other_name} peak tensor MiB"],
+                 [[m["case"], m["op"], f"{m['ours_peak_mb']:.2f}", f"{m['other_peak_mb']:.2f}"] for m in memory],
+                 "llrr"), "",
+             common.markdown_table(
+                 ["case", "log Z max rel diff", "marginals max abs diff", "CKY trees identical"],
+                 [[case, f"{a['log_z_max_rel_diff']:.1e}", f"{a['marginals_max_abs_diff']:.1e}",
+                   a["cky_trees_identical"]] for case, a in agree.items()], "lrrl")]
+    return "\n".join(lines)
 
-    result = {"config": vars(args), "other": other.label, "supar_import_error": why,
-              "torch": torch.__version__, "python": platform.python_version(), "cpu_count": os.cpu_count(),
-              "dtype": "float32", "timings": rows, "peak_memory": memory, "agreement": agree,
-              "memory_method": "torch.profiler profile_memory: peak of the running sum of [memory] events"}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+
+    loaded, why = (None, "--reference given") if args.reference else load_supar()
+    other = SuparImpl(*loaded) if loaded else ReferenceImpl()
+    if why:
+        print(f"supar could not be imported ({why}); comparing against a {other.label} instead\n")
+    cases = make_cases(args.seed)
+    impls = {"ours": OursImpl(), "other": other}
+    times = time_calls(impls, cases, args.repeats, args.warmup)
+    rows, memory, agree = measure(impls, cases, times)
+    print(report(args, impls, "supar" if loaded else "reference", rows, memory, agree))
+
+    common.write_json(args.out, {
+        "config": vars(args), "other": other.label, "supar_import_error": why,
+        "machine": common.machine(torch_info=True), "dtype": "float32", "timings": rows, "peak_memory": memory,
+        "agreement": agree, "memory_method": "torch.profiler profile_memory: peak of the running sum of [memory] events"})
     print(f"\nwrote {args.out}")
 
 
