@@ -31,7 +31,9 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+import common
+
+ROOT = common.ROOT
 
 
 def word_code(word: str, num_bits: int) -> int:
@@ -187,8 +189,7 @@ def main() -> None:
     result = random_codes(args) if args.control == "random-codes" else layers(args)
     result["argv"] = sys.argv
     out = Path(args.out) / "result.json" if args.control == "random-codes" else Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    common.write_json(out, result)
     print(f"wrote {out}")
 
 

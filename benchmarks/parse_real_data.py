@@ -8,11 +8,10 @@ Predicted trees carry the gold part-of-speech tags (the parser does not predict 
 by tag). Sentences longer than EVALB's 200-word buffer are left out of both scores (counted in the JSON).
 """
 import argparse
-import json
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import common
 
 
 def main() -> None:
@@ -21,7 +20,7 @@ def main() -> None:
     parser.add_argument("data")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-sentences", type=int, default=None)
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "parse_real_data.json"))
+    parser.add_argument("--out", default=str(common.RESULTS / "parse_real_data.json"))
     args = parser.parse_args()
 
     import bitcode_allennlp.plugin  # noqa: F401
@@ -65,8 +64,7 @@ def main() -> None:
               f"{program['precision']} | {program['f1']} | {program['exact']} |")
     else:
         print(program)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    common.write_json(args.out, result)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,13 @@ train file), --ner-code-epochs / --pos-code-epochs (validation stage).
 A hashing archive given with --hashing-archive is reused (its own settings are what its config.json says).
 """
 import argparse
-import json
-import os
-import platform
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+import common
+
+ROOT = common.ROOT
+SHARED = common.SHARED_DATA
 sys.path.insert(0, str(ROOT))
 
 from bitcode_allennlp.validation.experiment import main as experiment, table  # noqa: E402
@@ -44,7 +43,7 @@ def main() -> None:
     parser.add_argument("--pos-code-epochs", type=int, default=4, help="validation-stage epochs for POS")
     parser.add_argument("--hashing-archive", nargs="*", default=[], metavar="TASK:BETA=ARCHIVE")
     parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "validation")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "validation_stage.json")
+    parser.add_argument("--out", type=Path, default=common.RESULTS / "validation_stage.json")
     args = parser.parse_args()
     reuse = {}
     for item in args.hashing_archive:
@@ -67,10 +66,7 @@ def main() -> None:
             row["data"] = spec["data"]
             rows.append(row)
     print("\n" + table(rows))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        "argv": sys.argv[1:], "rows": rows}, indent=2))
+    common.write_json(args.out, {"machine": common.machine(), "argv": sys.argv[1:], "rows": rows})
 
 
 if __name__ == "__main__":
