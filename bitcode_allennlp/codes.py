@@ -19,12 +19,18 @@ all move between the representations defined here, so the conventions below are 
   no sign, ``0x``, ``_`` or whitespace; the value must fit in K bits.
 * **K** -- ``1 <= K <= MAX_BITS = 63`` everywhere: the hash layer, the configs, this module and ``allennlp bits``.
 
-No AllenNLP imports: this module is used by the reader, the predictor and the spaCy component alike.
+No AllenNLP imports: this module is used by the reader, the predictor and the spaCy component alike. torch is
+imported by the functions that need it, so that the hex-code parser and `MAX_BITS` cost nothing to import (the light
+`allennlp bits` process, `bitcode_allennlp.common.light_cli`, runs without torch).
 """
-import re
-from typing import Any, List, Sequence, Union
+from __future__ import annotations
 
-import torch
+import re
+import sys
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
+
+if TYPE_CHECKING:  # annotations only
+    import torch
 
 MAX_BITS = 63
 """The largest K anywhere (hash layer, configs, codes, `allennlp bits`): codes are packed into signed int64, so at
@@ -70,7 +76,7 @@ def scores_to_bits(scores: torch.Tensor) -> torch.BoolTensor:
     return scores > 0  # (..., K)
 
 
-def bits_to_signs(bits: torch.Tensor, dtype: torch.dtype = torch.float) -> torch.Tensor:
+def bits_to_signs(bits: torch.Tensor, dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     """
     Bits to the paper's codes in `{-1, +1}`: bit 1 -> +1, bit 0 -> -1.
 
@@ -78,11 +84,13 @@ def bits_to_signs(bits: torch.Tensor, dtype: torch.dtype = torch.float) -> torch
 
     bits : `torch.Tensor`
         `(..., K)` bool (or 0/1 integer) tensor.
-    dtype : `torch.dtype`, optional (default = `torch.float`)
+    dtype : `torch.dtype`, optional (default = `None`, i.e. `torch.float`)
         dtype of the result.
     """
+    import torch
+
     bits = bits.bool()  # (..., K)
-    return bits.to(dtype) * 2 - 1  # (..., K) in {-1, +1}
+    return bits.to(torch.float if dtype is None else dtype) * 2 - 1  # (..., K) in {-1, +1}
 
 
 def signs_to_bits(signs: torch.Tensor) -> torch.BoolTensor:
@@ -92,6 +100,8 @@ def signs_to_bits(signs: torch.Tensor) -> torch.BoolTensor:
 
 def _powers(num_bits: int, device: torch.device) -> torch.Tensor:
     """`2 ** (K - 1 - i)` for i = 0..K-1: head 0 is the most significant bit."""
+    import torch
+
     exponents = torch.arange(num_bits - 1, -1, -1, device=device)  # (K,)
     return torch.ones(num_bits, dtype=torch.long, device=device) << exponents  # (K,)
 
@@ -133,6 +143,8 @@ def ints_to_bits(ints: torch.Tensor, num_bits: int) -> torch.BoolTensor:
 
     `torch.BoolTensor` of shape `(..., K)`, head 0 first.
     """
+    import torch
+
     _check_num_bits(num_bits)
     ints = torch.as_tensor(ints, dtype=torch.long)  # (...)
     # (every non-negative int64 fits in 63 bits; 2 ** 63 itself is not an int64, so it is not compared)
@@ -167,7 +179,8 @@ def ints_to_hex(ints: Union[torch.Tensor, Sequence[int], int], num_bits: int) ->
     `List[str]` for a 1-D input; in general nested lists with the shape of `ints` (as `Tensor.tolist()`),
     and a one-element list for a scalar.
     """
-    values = ints.tolist() if isinstance(ints, torch.Tensor) else ints
+    torch = sys.modules.get("torch")  # a tensor means torch is loaded
+    values = ints.tolist() if torch is not None and isinstance(ints, torch.Tensor) else ints
     if isinstance(values, (int,)) or not isinstance(values, (list, tuple)):
         return [int_to_hex(values, num_bits)]
 

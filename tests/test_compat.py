@@ -29,6 +29,17 @@ def test_startup_hook_does_not_import_allennlp():
     assert python("import sys; print('allennlp' in sys.modules, 'torch' in sys.modules)") == "False False"
 
 
+def test_startup_hook_is_cheap():
+    """Every Python process pays for the hook: it loads `bitcode_allennlp.compat` alone (os and sys); the fixes, and
+    `logging` or `threading`, load with the first module named `allennlp*`."""
+    code = ("import sys; print(sorted(m for m in sys.modules if m.startswith('bitcode_allennlp')), "
+            "'logging' in sys.modules, 'threading' in sys.modules)")
+    assert python(code) == "['bitcode_allennlp', 'bitcode_allennlp.compat', 'bitcode_allennlp.version'] False False"
+    code = ("import importlib.util, sys; importlib.util.find_spec('allennlp_models'); "
+            "print('bitcode_allennlp.compat_fixes' in sys.modules)")
+    assert python(code) == "True"
+
+
 def test_fixes_apply_when_our_modules_import_allennlp_first():
     """Importing `common.errors` first loads allennlp.common.params in the middle of it; the config-error fix
     (which imports our bad-input module) must still apply, with nothing printed."""

@@ -16,9 +16,6 @@ import sys
 from pathlib import Path
 from typing import Any, Dict
 
-from allennlp.commands.subcommand import Subcommand
-from allennlp.common.checks import ConfigurationError
-
 from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.diff import codes_from_archive, codes_from_corpus, diff_codes, render_html, render_text
 from bitcode_allennlp.bits.heatmap import write_heatmap
@@ -27,6 +24,8 @@ from bitcode_allennlp.bits.index import (
 )
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
+# AllenNLP's classes, or stand-ins in the light `allennlp bits` process that runs without AllenNLP (see light_cli)
+from bitcode_allennlp.common.light_cli import ConfigurationError, Subcommand
 
 logger = logging.getLogger(__name__)
 

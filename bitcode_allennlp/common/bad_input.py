@@ -43,11 +43,11 @@ from allennlp.common.checks import ConfigurationError
 # The module, not its names: this file is imported by the compat hook while `allennlp.common.params` loads,
 # which can happen in the middle of importing `bitcode_allennlp.common.errors` itself (it imports allennlp).
 from bitcode_allennlp.common import errors
+from bitcode_allennlp.common.console import (  # noqa: F401 (DEBUG_VARIABLES, command_name, error_message: API)
+    DEBUG_VARIABLES, command_name, debug, error_message, report_user_error,
+)
 
 logger = logging.getLogger(__name__)
-
-DEBUG_VARIABLES = ("BITCODE_DEBUG", "ALLENNLP_DEBUG")
-"""Either one set (to anything but empty or `0`) shows the full traceback of an error of the `allennlp` command."""
 
 USER_ERRORS = (ConfigurationError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 """Errors about the user's input, printed as one line; everything else keeps its traceback."""
@@ -59,24 +59,6 @@ UNSTARTED_ENTRIES = ("config.json", "meta.json", "vocabulary")
 # ------------------------------------------------------------------------------------------------ the command
 
 
-def debug() -> bool:
-    """Whether `BITCODE_DEBUG` or `ALLENNLP_DEBUG` asks for full tracebacks."""
-    return any(os.environ.get(name, "") not in ("", "0") for name in DEBUG_VARIABLES)
-
-
-def error_message(error: BaseException) -> str:
-    """What the user reads about `error`: its message, or for an OS error `<file>: <reason>`."""
-    if isinstance(error, OSError) and error.filename is not None and error.strerror:
-        return f"{error.filename}: {error.strerror}"
-    return str(error) or type(error).__name__
-
-
-def command_name(argv: List[str]) -> str:
-    """The subcommand of an `allennlp` command line (`train`, `predict`, `bits stats`, ...), or "" when none."""
-    words = [arg for arg in argv if not arg.startswith("-")][:2]
-    return " ".join(words) if words[:1] == ["bits"] else " ".join(words[:1])
-
-
 def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
     """`allennlp.commands.main`, printing a user error as two lines on stderr and exiting with status 1."""
 
@@ -86,10 +68,7 @@ def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
         except USER_ERRORS as error:
             if debug():
                 raise
-            command = " ".join(part for part in (prog or "allennlp", command_name(sys.argv[1:])) if part)
-            sys.stderr.write(f"{command}: error: {error_message(error)}\n"
-                             f"(set BITCODE_DEBUG=1 for the full traceback)\n")
-            sys.stderr.flush()
+            report_user_error(prog, sys.argv[1:], error)
             raise SystemExit(1) from None
 
     main.__doc__ = original.__doc__

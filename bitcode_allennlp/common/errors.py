@@ -8,7 +8,8 @@ model archive that cannot be read raises `ArchiveError`. Through the `allennlp` 
 """
 from typing import Any, Optional, Tuple
 
-from allennlp.common.checks import ConfigurationError
+# AllenNLP's ConfigurationError, or its stand-in in the light `allennlp bits` process (see light_cli)
+from bitcode_allennlp.common.light_cli import ConfigurationError
 
 
 class DataFormatError(ConfigurationError):

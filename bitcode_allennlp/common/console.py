@@ -1,0 +1,231 @@
+"""What the `allennlp` command prints: its results, progress bars, warnings and errors, but no INFO log flood.
+
+Standard library only: the light `allennlp bits` process (`bitcode_allennlp.common.light_cli`) uses this module
+without importing AllenNLP. `bitcode_allennlp.compat` calls `start` when the `allennlp` command starts, and applies
+the rest to AllenNLP's modules as they load (``quiet_cli`` in its docstring).
+
+Quiet, the command's default:
+
+* stdout holds the results: `allennlp predict` prints one JSON line per prediction, `allennlp evaluate` the final
+  metrics as JSON, `allennlp train` (whose logs go to stdout, as in AllenNLP) the epoch lines and the final metrics
+  (`KEEP_INFO`, `KEEP_INFO_TRAINING`), `allennlp bits` its tables and hits;
+* stderr holds progress bars, WARNING and ERROR log lines, and user errors (one line each, see `report_user_error`);
+* INFO log lines are not printed, except the few in `KEEP_INFO`; `allennlp train` still writes all of them to
+  ``<serialization dir>/out.log``;
+* the library warnings in `NOISE_WARNINGS` are ignored, each matched by its message, category and the module it is
+  attributed to; every other warning is shown.
+
+Verbose, AllenNLP's own output: ``--verbose`` anywhere on the command line, ``BITCODE_VERBOSE=1``, or AllenNLP's
+``ALLENNLP_LOG_LEVEL`` / ``ALLENNLP_DEBUG`` set. The command exports ``BITCODE_VERBOSE`` (0 or 1) so that its
+worker processes (distributed training) follow it; ``BITCODE_VERBOSE=0`` also quiets `allennlp.commands.train`
+functions called from a script.
+"""
+import os
+import sys
+from typing import List, Optional
+
+VERBOSE_VARIABLE = "BITCODE_VERBOSE"
+"""1: AllenNLP's logs and all warnings; 0: quiet. The `allennlp` command sets it for itself and its workers."""
+
+VERBOSE_FLAG = "--verbose"
+
+DEBUG_VARIABLES = ("BITCODE_DEBUG", "ALLENNLP_DEBUG")
+"""Either one set (to anything but empty or `0`) shows the full traceback of an error of the `allennlp` command."""
+
+LOG_FORMAT = "%(asctime)s - %(levelname)s - %(name)s - %(message)s"
+"""AllenNLP's console format (`allennlp/__main__.py`)."""
+
+NOISE_WARNINGS = (
+    # (start of the message, category, module the warning is attributed to (regex), why it is noise)
+    ("pkg_resources is deprecated as an API", UserWarning, r"rouge\.rouge",
+     "py-rouge, imported by allennlp-models at every start; setuptools<82 is pinned for it"),
+    ("`torch.cuda.amp.autocast(args...)` is deprecated", FutureWarning,
+     r"allennlp\.training\.gradient_descent_trainer",
+     "AllenNLP 2.10's trainer uses the old name; it does the same (and nothing without use_amp)"),
+    ("enable_nested_tensor is True, but self.use_nested_tensor is False", UserWarning,
+     r"allennlp\.modules\.seq2seq_encoders\.pytorch_transformer_wrapper",
+     "AllenNLP's pytorch_transformer encoder (our code model) is not batch-first; torch just skips a fast path"),
+)
+
+KEEP_INFO = {
+    # logger -> the INFO records still printed when quiet: a set of message templates or function names; None: all
+    "allennlp.training.gradient_descent_trainer": {"Epoch %d/%d", "Epoch duration: %s",
+                                                   "Estimated training time remaining: %s",
+                                                   "Ran out of patience. Stopping training."},
+    "allennlp.training.callbacks.console_logger": {"on_epoch"},  # the Training | Validation metrics table
+    "bitcode_allennlp.training.callbacks": None,  # model size at the start, words/s per epoch
+    "bitcode_allennlp.validation.hash_corpus": None,  # what `allennlp hash-corpus` wrote (and resumed)
+}
+
+KEEP_INFO_TRAINING = {
+    # and on the console of `allennlp train` only (`evaluate` prints its metrics on stdout itself)
+    "allennlp.common.util": {"dump_metrics"},  # the final metrics
+}
+
+
+def cli_arguments() -> Optional[List[str]]:
+    """The arguments of the `allennlp` command (without the program) when this process is one, else None: the
+    `allennlp` script, `python -m allennlp` (while runpy imports the package `sys.argv[0]` is still "-m"), or
+    `python .../allennlp/__main__.py`."""
+    argv = sys.argv
+    if not argv:
+        return None
+    program = argv[0]
+    if os.path.basename(program) in ("allennlp", "allennlp.exe") or program.endswith(
+            os.path.join("allennlp", "__main__.py")):
+        return list(argv[1:])
+    if program == "-m":
+        full = list(getattr(sys, "orig_argv", []))
+        position = len(full) - len(argv)  # the module name comes just before the arguments
+        if 0 < position < len(full):
+            module = full[position]
+            if module == "allennlp" or (module.startswith("-") and not module.startswith("--")
+                                        and module.endswith("mallennlp")):
+                return list(argv[1:])
+    return None
+
+
+def _truthy(value: Optional[str]) -> bool:
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no")
+
+
+def verbose_requested(args: List[str]) -> bool:
+    """Whether the `allennlp` command line `args` (without the program) or the environment ask for AllenNLP's
+    own logs: `--verbose` (before a lone `--`), `BITCODE_VERBOSE`, `ALLENNLP_LOG_LEVEL` or `ALLENNLP_DEBUG`."""
+    options = args[: args.index("--")] if "--" in args else args
+    return (VERBOSE_FLAG in options or _truthy(os.environ.get(VERBOSE_VARIABLE))
+            or bool(os.environ.get("ALLENNLP_LOG_LEVEL")) or bool(os.environ.get("ALLENNLP_DEBUG")))
+
+
+def quiet() -> bool:
+    """Whether this process prints quietly: the `allennlp` command (or its worker) without `--verbose`."""
+    return os.environ.get(VERBOSE_VARIABLE, "").strip() == "0"
+
+
+def start(args: List[str]) -> bool:
+    """Called once when the `allennlp` command starts, before AllenNLP is imported: exports `BITCODE_VERBOSE` and,
+    when quiet, filters the noise warnings and sets up the console log. Returns whether the run is verbose."""
+    verbose = verbose_requested(args)
+    os.environ[VERBOSE_VARIABLE] = "1" if verbose else "0"
+    if not verbose:
+        ignore_noise_warnings()
+        quiet_console()
+    return verbose
+
+
+def ignore_noise_warnings() -> None:
+    """Ignores each warning of `NOISE_WARNINGS`, and only those (message, category and module must all match)."""
+    import re
+    import warnings
+
+    for message, category, module, _ in NOISE_WARNINGS:
+        warnings.filterwarnings("ignore", message=re.escape(message), category=category, module=module)
+
+
+def _import_logging():
+    import logging  # not at the top: `bitcode_allennlp.compat` may import this module in any process
+
+    return logging
+
+
+def keep_record(record, training: bool = False) -> bool:
+    """Whether the console prints `record` when quiet: WARNING and above, the INFO lines of `KEEP_INFO`, and with
+    `training` (the console of `allennlp train`) those of `KEEP_INFO_TRAINING`."""
+    logging = _import_logging()
+    if record.levelno >= logging.WARNING:
+        return True
+    if record.levelno < logging.INFO:
+        return False
+    for keep in (KEEP_INFO, KEEP_INFO_TRAINING) if training else (KEEP_INFO,):
+        if record.name in keep:
+            kept = keep[record.name]
+            if kept is None or record.msg in kept or record.funcName in kept:
+                return True
+    return False
+
+
+def _console_filter(training: bool):
+    logging = _import_logging()
+
+    class QuietConsole(logging.Filter):
+        """Lets through what `keep_record` keeps (added to the console handlers, not to log files)."""
+
+        def filter(self, record) -> bool:
+            return keep_record(record, training)
+
+    return QuietConsole()
+
+
+def _is_console(handler) -> bool:
+    logging = _import_logging()
+    return (isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+            and getattr(handler, "stream", None) in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__))
+
+
+def quiet_console() -> None:
+    """The console log when quiet: WARNING and above on stderr (AllenNLP's format) and the INFO lines of
+    `KEEP_INFO`. A handler put on the root logger now makes `allennlp/__main__.py`'s `logging.basicConfig(INFO)` a
+    no-op."""
+    logging = _import_logging()
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        root.addHandler(handler)
+    quiet_console_handlers()
+    root.setLevel(logging.WARNING)
+    for name in KEEP_INFO:
+        logging.getLogger(name).setLevel(logging.INFO)
+
+
+def quiet_console_handlers(training: bool = False) -> None:
+    """Adds the quiet filter to the root logger's console handlers (once each); file handlers keep everything.
+    Called with `training` after `allennlp train` replaces the handlers (`prepare_global_logging`)."""
+    logging = _import_logging()
+    for handler in logging.getLogger().handlers:
+        if _is_console(handler) and not any(type(f).__name__ == "QuietConsole" for f in handler.filters):
+            handler.addFilter(_console_filter(training))
+
+
+def show_progress(print_to_console: bool) -> bool:
+    """Whether `allennlp predict` shows a progress bar: stderr is a terminal, and the predictions are not printed
+    to a terminal too (`--silent`, or stdout redirected), where the bar would be drawn between them."""
+    return sys.stderr.isatty() and not (print_to_console and sys.stdout.isatty())
+
+
+def add_verbose_argument(parser) -> None:
+    """`--verbose` on an `argparse` parser, for `--help` and so that the parser accepts it (it is read from the
+    command line before parsing, see `verbose_requested`)."""
+    import argparse
+
+    if VERBOSE_FLAG not in parser._option_string_actions:
+        parser.add_argument(VERBOSE_FLAG, action="store_true", default=argparse.SUPPRESS,
+                            help="print AllenNLP's INFO logs and every library warning (also BITCODE_VERBOSE=1)")
+
+
+# ------------------------------------------------------------------------------------------------ user errors
+
+
+def debug() -> bool:
+    """Whether `BITCODE_DEBUG` or `ALLENNLP_DEBUG` asks for full tracebacks."""
+    return any(os.environ.get(name, "") not in ("", "0") for name in DEBUG_VARIABLES)
+
+
+def error_message(error: BaseException) -> str:
+    """What the user reads about `error`: its message, or for an OS error `<file>: <reason>`."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error) or type(error).__name__
+
+
+def command_name(argv: List[str]) -> str:
+    """The subcommand of an `allennlp` command line (`train`, `predict`, `bits stats`, ...), or "" when none."""
+    words = [arg for arg in argv if not arg.startswith("-")][:2]
+    return " ".join(words) if words[:1] == ["bits"] else " ".join(words[:1])
+
+
+def report_user_error(prog: Optional[str], argv: List[str], error: BaseException) -> None:
+    """Prints ``<prog> <command>: error: <message>`` and the `BITCODE_DEBUG` hint on stderr."""
+    command = " ".join(part for part in (prog or "allennlp", command_name(argv)) if part)
+    sys.stderr.write(f"{command}: error: {error_message(error)}\n(set BITCODE_DEBUG=1 for the full traceback)\n")
+    sys.stderr.flush()

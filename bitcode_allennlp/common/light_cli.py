@@ -1,0 +1,183 @@
+"""`allennlp bits ...` without AllenNLP: the light process that answers `allennlp bits search` in about a second.
+
+Through AllenNLP, every `allennlp` command first imports torch, transformers, spaCy and all of AllenNLP and its
+plugins (7-9 s), and `bits stats | heatmap | index | search | precision | probe` and `bits diff --codes` need none
+of it. When the `allennlp` command starts with one of these (`is_light`), `bitcode_allennlp.compat` calls `run_bits`
+before AllenNLP is imported: it builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)"
+help), runs the sub-command, prints a user error as `allennlp bits <command>: error: <message>` (exit status 1, as
+through AllenNLP) and exits. `bits diff ARCHIVE ...` loads a model and goes through AllenNLP as before, as does any
+`--include-package` other than `bitcode_allennlp`.
+
+In that process, and only there (`ACTIVE`), the two AllenNLP names our `bits` modules use are stand-ins with the
+same interface: `ConfigurationError` (the base of `DataFormatError`, raised for bad input) and `Subcommand` (whose
+`register` does nothing). Everywhere else, `from bitcode_allennlp.common.light_cli import ConfigurationError,
+Subcommand` gives AllenNLP's own classes.
+"""
+import sys
+from typing import Any, List, Optional
+
+ACTIVE = False
+"""True in the light `allennlp bits` process (set by `run_bits` before it imports the `bits` modules)."""
+
+LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "diff")
+"""`bits` sub-commands that run without AllenNLP (`diff` only with `--codes`)."""
+
+PLUGIN = "bitcode_allennlp"
+
+
+class LightConfigurationError(Exception):
+    """AllenNLP's `ConfigurationError` (`allennlp.common.checks`) in the light process: same constructor,
+    `message`, `str` and pickling.
+
+    # Parameters
+
+    message : `str`
+        What is wrong.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.message,)
+
+
+class LightSubcommand:
+    """AllenNLP's `Subcommand` in the light process: `register(name)` records the name (no registry), `name` gives
+    it back, `add_subparser` is the sub-command's."""
+
+    requires_plugins: bool = True
+    _names: "dict" = {}
+
+    @classmethod
+    def register(cls, name: str, constructor: Optional[str] = None, exist_ok: bool = False):
+        def register_subclass(subclass):
+            LightSubcommand._names[subclass] = name
+            return subclass
+
+        return register_subclass
+
+    @property
+    def name(self) -> str:
+        return LightSubcommand._names[type(self)]
+
+    def add_subparser(self, parser: Any) -> Any:
+        raise NotImplementedError
+
+
+def __getattr__(name: str) -> Any:
+    # The AllenNLP class, or in the light process its stand-in; looked up when imported (`from ... import`).
+    if name == "ConfigurationError":
+        if ACTIVE:
+            return LightConfigurationError
+        from allennlp.common.checks import ConfigurationError
+
+        return ConfigurationError
+    if name == "Subcommand":
+        if ACTIVE:
+            return LightSubcommand
+        from allennlp.commands.subcommand import Subcommand
+
+        return Subcommand
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _include_packages(args: List[str]) -> List[str]:
+    packages = []
+    for i, arg in enumerate(args):
+        if arg == "--include-package" and i + 1 < len(args):
+            packages.append(args[i + 1])
+        elif arg.startswith("--include-package="):
+            packages.append(arg.split("=", 1)[1])
+    return packages
+
+
+def is_light(args: List[str]) -> bool:
+    """Whether the `allennlp` arguments `args` (without the program) are a `bits` command that needs no AllenNLP."""
+    if not args or args[0] != "bits":
+        return False
+    if any(package != PLUGIN and not package.startswith(PLUGIN + ".") for package in _include_packages(args)):
+        return False
+    words, skip = [], False
+    for arg in args[1:]:
+        if skip:
+            skip = False
+        elif arg == "--include-package":
+            skip = True
+        elif not arg.startswith("-"):
+            words.append(arg)
+    if not words:
+        return True  # `allennlp bits`, `allennlp bits --help`: the help text
+    if words[0] == "diff":
+        return any(arg == "--codes" or arg.startswith("--codes=") for arg in args)
+    return words[0] in LIGHT_COMMANDS
+
+
+def _parser_class():
+    import argparse
+
+    from bitcode_allennlp.common.console import add_verbose_argument
+
+    class ArgumentParserWithDefaults(argparse.ArgumentParser):
+        """AllenNLP's parser class (`allennlp.commands.ArgumentParserWithDefaults`): "(default = x)" in the help
+        of every argument with a meaningful default; and `--verbose` on every parser, as through AllenNLP."""
+
+        _action_defaults_to_ignore = {"help", "store_true", "store_false", "store_const"}
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            add_verbose_argument(self)
+
+        @staticmethod
+        def _is_empty_default(default: Any) -> bool:
+            if default is None:
+                return True
+            if isinstance(default, (str, list, tuple, set)):
+                return not bool(default)
+            return False
+
+        def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+            default = kwargs.get("default")
+            if kwargs.get("action") not in self._action_defaults_to_ignore and not self._is_empty_default(default):
+                kwargs["help"] = f"{kwargs.get('help', '')} (default = {default})"
+            return super().add_argument(*args, **kwargs)
+
+    return ArgumentParserWithDefaults
+
+
+def run_bits(args: List[str], prog: str = "allennlp") -> int:
+    """Runs `allennlp bits ...` (`args` without the program) without AllenNLP; returns the exit status."""
+    global ACTIVE
+    ACTIVE = True
+    from bitcode_allennlp.bits.command import Bits
+    from bitcode_allennlp.common.console import debug, report_user_error
+
+    parser = _parser_class()(description="Run AllenNLP", prog=prog)
+    subparsers = parser.add_subparsers(title="Commands", metavar="")
+    subparser = Bits().add_subparser(subparsers)
+    subparser.add_argument("--include-package", type=str, action="append", default=[],
+                           help="additional packages to include")
+    user_errors = (LightConfigurationError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
+                   PermissionError)
+    checks = sys.modules.get("allennlp.common.checks")  # loaded only if a sub-command needed AllenNLP after all
+    try:
+        parsed = parser.parse_args(args)
+        if "func" in dir(parsed):
+            parsed.func(parsed)
+        else:
+            parser.print_help()
+    except Exception as error:
+        checks = sys.modules.get("allennlp.common.checks") or checks
+        if checks is not None:
+            user_errors += (checks.ConfigurationError,)
+        if not isinstance(error, user_errors) or debug():
+            raise
+        report_user_error(prog, args, error)
+        return 1
+    finally:
+        sys.stdout.flush()
+    return 0
