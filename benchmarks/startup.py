@@ -138,7 +138,7 @@ def main() -> None:
     medians = {name: statistics.median(values) for name, values in times.items()}
     rows = []
     for name, values in times.items():
-        ratio = f"{medians[name] / medians[BASELINE]:.2f}" if BASELINE in medians else ""
+        ratio = f"{medians[name] / medians[BASELINE]:.3f}" if BASELINE in medians else ""
         rows.append([name, " ".join(table[name]["argv"][1:]).replace(str(common.ROOT) + "/", "")[:70],
                      f"{medians[name]:.2f}", f"{min(values):.2f}", f"{max(values):.2f}", ratio])
     print(common.markdown_table(["name", "command", "median s", "min s", "max s", f"× {BASELINE}"], rows,
