@@ -37,7 +37,9 @@ DOCSTART = "-DOCSTART-"
 
 
 def _is_iob1(tags: List[str]) -> bool:
-    """Whether `tags` decode as IOB1."""
+    """Whether `tags` decode as IOB1 (tags with stray white space never: 'I-PER ' after 'B-PER' is a typo, not IOB1)."""
+    if any(tag != tag.strip() for tag in tags):
+        return False
     try:
         tags_to_spans(tags, "IOB1")
     except TagSequenceError:
