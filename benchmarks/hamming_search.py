@@ -1,184 +1,248 @@
 #!/usr/bin/env python
-"""Hamming-space top-k search (`bitcode_allennlp.bits.index.HammingIndex`) over 1M random 24-bit codes (a script,
-not a test).
+"""Hamming search over random codes: the numpy scan, FAISS `IndexBinaryFlat` and `IndexBinaryMultiHash` side by side
+(`bitcode_allennlp.bits.index.HammingIndex`, what `allennlp bits search` and `bits precision` run), with a check that
+all three return the same arrays (a script, not a test).
 
-Builds a synthetic codes index the size of a large corpus: `--n` random K-bit codes (seed 0) in sentences of 20
-words with one label view of 10 labels, saves it (`HammingIndex.save`) and opens it memory-mapped
-(`HammingIndex.load`), as `allennlp bits search` does. Then, in `--rounds` rounds, each timing every item once:
+For each size n of `--sizes` (default 1,000,000 and 100,000,000), n random `--bits`-bit codes (seed 0) are written
+once to `--work`/codes_<K>bit_<n>.npy (uint64, 8 bytes per code, reused by later runs) and memory-mapped. Each
+index type then runs in a fresh process (so that its memory is its own), on the memory-mapped codes:
 
-  copy        `np.copyto` of the packed uint64 code array into a preallocated array: the reference, one read and
-              one write of the data (10 copies per round, time per copy)
-  np.copy     `np.copy` of it (allocates a new array each time, so page faults are included)
-  scan        distances only: popcount(q XOR codes) for a block of queries (`HammingIndex.distance_blocks`)
-  top-k       `index.search(queries, k)` for `--queries` random queries in one call (memory-mapped index)
-  top-k mem   the same on the in-memory arrays
-  top-k 1by1  one `search` call per query (latency of a single query), on the first 100 queries
-  radius      `index.radius(q, --radius)` per query, on the first 100 queries
-  swar        scan with the SWAR bit count instead of `np.bitwise_count` (what numpy < 2.0 would get)
+  numpy      the numpy scan of the packed uint64 codes (no build)
+  flat       FAISS IndexBinaryFlat (codes padded to 32 bits), exact k-NN by radius searches re-ranked by
+             (distance, entry index)
+  multihash  FAISS IndexBinaryMultiHash (defaults of `allennlp bits index`: one table keyed by 24 bits for K = 24;
+             `--hash-tables`, `--hash-bits`)
 
-Reported: median seconds per query, queries per second, and the ratio of a query's time to one copy of the packed
-array (target for top-k: within 5x). Checked: the top-k of 20 queries equal a brute-force ranking by (distance,
-index) (`np.lexsort`). Memory: bytes per code of the packed array, bytes per entry of the saved index (codes,
-sentence ids, positions, labels, sentences.jsonl), and the uint8 distance block. One numpy thread (numpy's element
-ops are single-threaded).
+Measured per index type (median of `--rounds` rounds after one warm-up): build seconds; k-NN queries/s
+(`index.search(queries, --k)`, the queries in one call); radius queries/s (`index.radius(q, --radius)`, one call
+per query, as `bits search --radius`); for flat also FAISS's own `search` with k, whose ties are not ordered (what
+the re-ranking costs); the resident memory the index adds (RSS after the build minus before), and the process's
+peak RSS (VmHWM: Python and the imports, about 0.4 GB when the package imports torch, and the memory-mapped code
+pages read, which count). The scans (numpy, flat) read all n codes per query, so
+they are timed on the first max(10, min(queries, `--scan-budget` / n)) queries (all 1,000 at 1M, 10 at 100M);
+multihash on all `--queries` (seed 1, random codes, not taken from the index).
 
-Usage (repository root, venv active): `python benchmarks/hamming_search.py [--n 1000000] [--bits 24]
-[--queries 1000] [--k 10] [--rounds 5]`. Writes `benchmarks/results/hamming_search.json` (or `--out`) and prints a
-markdown table.
+Checked: the k-NN indices and distances, and every radius result, of numpy, flat and multihash are equal on the
+queries they share (flat and multihash on the scans' subset; numpy on its own). Unequal results print FAILED and
+the script exits with status 1.
+
+FAISS runs on `--threads` threads (default 1, as the numpy scan; `--threads 0`: every core).
+
+Usage (repository root, venv active):
+
+    python benchmarks/hamming_search.py                                   # 1M and 100M: ~1 GB under --work
+    python benchmarks/hamming_search.py --sizes 100000 --queries 100 --rounds 1 --out /tmp/smoke.json   # smoke
+
+Writes `benchmarks/results/hamming_search.json` (or `--out`) and prints a markdown table.
 """
 import argparse
 import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Dict, List
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import bitcode_allennlp.bits.index as index_module  # noqa: E402
-from bitcode_allennlp.bits.corpus import LabelColumn  # noqa: E402
-from bitcode_allennlp.bits.index import HammingIndex, hamming_distances, index_size_bytes  # noqa: E402
+KINDS = ("numpy", "flat", "multihash")
+FILL_CHUNK = 1 << 20
 
 
-COPIES = 10  # copies per round: one 8 MB copy is too short to time alone
+def codes_file(work: Path, n: int, num_bits: int) -> Path:
+    """`work`/codes_<K>bit_<n>.npy: n random K-bit codes (uint64, chunk i drawn with seed (0, i)), written once."""
+    path = work / f"codes_{num_bits}bit_{n}.npy"
+    done = path.with_suffix(".done")
+    if path.is_file() and done.is_file():
+        return path
+    work.mkdir(parents=True, exist_ok=True)
+    codes = np.lib.format.open_memmap(path, mode="w+", dtype=np.uint64, shape=(n,))  # (n,)
+    for chunk, start in enumerate(range(0, n, FILL_CHUNK)):
+        stop = min(n, start + FILL_CHUNK)
+        codes[start:stop] = np.random.default_rng([0, chunk]).integers(0, 1 << num_bits, stop - start,
+                                                                         dtype=np.uint64)
+    codes.flush()
+    del codes
+    done.write_text("complete\n")
+    return path
 
 
-def synthetic_index(n: int, num_bits: int, seed: int = 0) -> HammingIndex:
-    rng = np.random.default_rng(seed)
-    codes = rng.integers(0, 1 << num_bits, n, dtype=np.uint64)  # (n,)
-    length = 20
-    sentence_ids = (np.arange(n) // length).astype(np.int32)  # (n,)
-    positions = (np.arange(n) % length).astype(np.int32)  # (n,)
-    vocabulary = np.array([f"w{i}" for i in range(50_000)])
-    words = vocabulary[rng.integers(0, len(vocabulary), n)].tolist()
-    sentences = [{"words": words[s : s + length], "source": f"synthetic:{s // length + 1}", "line": s // length + 1}
-                 for s in range(0, n, length)]
-    labels = {"tag": LabelColumn(rng.integers(0, 10, n).astype(np.int32), [f"T{i}" for i in range(10)])}
-    return HammingIndex(codes, num_bits, sentence_ids, positions, sentences, labels, corpus="synthetic")
+def memory_mib() -> Dict[str, float]:
+    """Resident and peak resident memory of this process (VmRSS, VmHWM; both reset by exec) in MiB."""
+    values = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                values[line.split(":")[0]] = int(line.split()[1]) / 1024
+    return {"rss": values["VmRSS"], "peak": values["VmHWM"]}
 
 
-def brute_force(codes: np.ndarray, query: int, k: int) -> np.ndarray:
-    distances = np.array([bin(int(c) ^ query).count("1") for c in codes.tolist()])  # (n,)
-    return np.lexsort((np.arange(codes.shape[0]), distances))[:k]  # (k,)
+def median_time(function, rounds: int) -> float:
+    function()  # warm-up: page cache of the memory map, allocations
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def worker(args: argparse.Namespace) -> None:
+    """One index type in this process: build, time, save results under --result-dir."""
+    from bitcode_allennlp.bits.index import HammingIndex, import_faiss, pack_codes
+
+    if args.kind != "numpy":
+        import_faiss()  # before the memory is measured: its libraries are not the index
+    codes = np.load(args.codes, mmap_mode="r")  # (n,) memory-mapped
+    n = codes.shape[0]
+    queries = np.load(args.queries_file)[: args.timed_queries]  # (q,)
+    zeros = np.broadcast_to(np.int32(0), (n,))  # sentence ids and positions: not used by search, no memory
+    index = HammingIndex(codes, args.bits, zeros, zeros, [{"words": []}])
+    before = memory_mib()
+    start = time.perf_counter()
+    params = {"hash_tables": args.hash_tables, "hash_bits": args.hash_bits} if args.kind == "multihash" else {}
+    index.build_search_index(args.kind, threads=args.threads, **params)
+    build = time.perf_counter() - start
+    after = memory_mib()
+    knn = median_time(lambda: index.search(queries, args.k), args.rounds)
+
+    def radius_all():
+        return [index.radius(int(query), args.radius) for query in queries.tolist()]
+
+    radius = median_time(radius_all, args.rounds)
+    result: Dict[str, Any] = {
+        "kind": args.kind, "n": n, "timed_queries": int(queries.shape[0]), "build_s": build,
+        "knn_s": knn, "knn_queries_per_s": queries.shape[0] / knn,
+        "radius_s": radius, "radius_queries_per_s": queries.shape[0] / radius,
+        "index_memory_mib": after["rss"] - before["rss"], "rss_before_build_mib": before["rss"],
+        "params": index.search_index.params if index.search_index is not None else {},
+    }
+    if args.kind == "flat":  # FAISS's own k-NN: no tie order, no radius searches
+        packed = pack_codes(queries, args.bits)  # (q, 4)
+        with index.search_index.thread_count():
+            raw = median_time(lambda: index.search_index.index.search(packed, args.k), args.rounds)
+        result["faiss_search_queries_per_s"] = queries.shape[0] / raw
+    top, distances = index.search(queries, args.k)  # (q, k), (q, k)
+    found = radius_all()
+    out = Path(args.result_dir)
+    np.save(out / f"{args.kind}.top.npy", top)
+    np.save(out / f"{args.kind}.distances.npy", distances)
+    np.save(out / f"{args.kind}.radius_lengths.npy", np.array([len(entries) for entries, _ in found]))
+    np.save(out / f"{args.kind}.radius_entries.npy", np.concatenate([entries for entries, _ in found]))
+    np.save(out / f"{args.kind}.radius_distances.npy", np.concatenate([dist for _, dist in found]))
+    result["mean_radius_hits"] = float(np.mean([len(entries) for entries, _ in found]))
+    result["peak_rss_mib"] = memory_mib()["peak"]
+    (out / f"{args.kind}.json").write_text(json.dumps(result))
+
+
+def compare(result_dir: Path, kinds: List[str], sizes: Dict[str, int]) -> Dict[str, bool]:
+    """Whether each later kind's arrays equal the first kind's on the queries both timed."""
+    checks = {}
+    reference = kinds[0]
+    for kind in kinds[1:]:
+        shared = min(sizes[reference], sizes[kind])
+        equal = True
+        for name in ("top", "distances"):
+            a = np.load(result_dir / f"{reference}.{name}.npy")[:shared]
+            b = np.load(result_dir / f"{kind}.{name}.npy")[:shared]
+            equal &= bool(np.array_equal(a, b))
+        lengths = {k: np.load(result_dir / f"{k}.radius_lengths.npy")[:shared] for k in (reference, kind)}
+        equal &= bool(np.array_equal(lengths[reference], lengths[kind]))
+        total = int(lengths[reference].sum())
+        for name in ("radius_entries", "radius_distances"):
+            equal &= bool(np.array_equal(np.load(result_dir / f"{reference}.{name}.npy")[:total],
+                                         np.load(result_dir / f"{kind}.{name}.npy")[:total]))
+        checks[f"{kind} == {reference} ({shared} queries)"] = equal
+    return checks
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--sizes", default="1000000,100000000", help="comma-separated numbers of codes")
     parser.add_argument("--bits", type=int, default=24)
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--radius", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--radius", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scan-budget", type=float, default=1e9,
+                        help="codes a scan (numpy, flat) reads per round: its timed queries are budget / n")
+    parser.add_argument("--threads", type=int, default=1, help="FAISS threads (0: every core)")
+    parser.add_argument("--hash-tables", type=int, default=None, help="multihash tables (default: bits index's)")
+    parser.add_argument("--hash-bits", type=int, default=None, help="multihash key bits (default: bits index's)")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bitcode_hamming_search",
+                        help="where the codes files are written and kept (100M codes: 800 MB)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "hamming_search.json")
+    for name in ("--kind", "--codes", "--queries-file", "--result-dir"):
+        parser.add_argument(name, help=argparse.SUPPRESS)  # a worker process
+    parser.add_argument("--timed-queries", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.kind:
+        worker(args)
+        return
     started = time.time()
-    memory_index = synthetic_index(args.n, args.bits)
-    rng = np.random.default_rng(1)
-    queries = rng.integers(0, 1 << args.bits, args.queries, dtype=np.uint64)  # (q,)
-    few = queries[:100]
-    with tempfile.TemporaryDirectory() as directory:
-        memory_index.save(directory)
-        disk_bytes = {name: os.path.getsize(os.path.join(directory, name)) for name in sorted(os.listdir(directory))}
-        total_disk = index_size_bytes(directory)
-        index = HammingIndex.load(directory, mmap=True)
-        assert isinstance(index.codes, np.memmap)
-        codes = np.asarray(memory_index.codes)
-        target = np.empty_like(codes)
-
-        def scan():
-            for _ in index.distance_blocks(queries):
-                pass
-
-        def one_by_one():
-            for query in few:
-                index.search(query, args.k)
-
-        def radius():
-            for query in few:
-                index.radius(int(query), args.radius)
-
-        def swar():
-            index_module.HAS_BITWISE_COUNT = False
-            try:
-                hamming_distances(few[:20], codes)
-            finally:
-                index_module.HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
-
-        def copies(copy):
-            def run():
-                for _ in range(COPIES):
-                    copy()
-            return run
-
-        items = {  # name -> (function, queries it answers; for copies: copies made)
-            "copy": (copies(lambda: np.copyto(target, codes)), -COPIES),
-            "np.copy": (copies(lambda: np.copy(codes)), -COPIES),
-            "scan": (scan, len(queries)),
-            "top-k": (lambda: index.search(queries, args.k), len(queries)),
-            "top-k mem": (lambda: memory_index.search(queries, args.k), len(queries)),
-            "top-k 1by1": (one_by_one, len(few)),
-            "radius": (radius, len(few)),
-            "swar": (swar, 20),
-        }
-        times = {name: [] for name in items}
-        for function, _ in items.values():
-            function()  # warm-up (page cache of the memory map, allocations)
-        for _ in range(args.rounds):
-            for name, (function, _) in items.items():
-                start = time.perf_counter()
-                function()
-                times[name].append(time.perf_counter() - start)
-        top, dist = index.search(queries[:20], args.k)
-        verified = all(np.array_equal(top[i], brute_force(codes, int(queries[i]), args.k)) for i in range(20))
-        radius_hits = float(np.mean([len(index.radius(int(q), args.radius)[0]) for q in few[:20]]))
-    copy = statistics.median(times["copy"]) / COPIES
-    rows = []
-    for name, (_, answered) in items.items():
-        median = statistics.median(times[name])
-        per_query = median / abs(answered)
-        rows.append({"item": name, "median_s": median, "per_query_s": per_query,
-                     "queries_per_s": (answered / median) if answered > 0 else None, "ratio_to_copy": per_query / copy})
-    labels = {
-        "copy": "np.copyto of the packed array into a preallocated one (reference)",
-        "np.copy": "np.copy of the packed array (allocating)",
-        "scan": f"scan only: popcount(q XOR codes), {len(queries)} queries in blocks",
-        "top-k": f"top-{args.k}, {len(queries)} queries in one call, memory-mapped index",
-        "top-k mem": f"top-{args.k}, {len(queries)} queries in one call, in-memory arrays",
-        "top-k 1by1": f"top-{args.k}, one call per query ({len(few)} queries)",
-        "radius": f"radius {args.radius} (mean {radius_hits:.0f} hits), one call per query",
-        "swar": "scan with the SWAR bit count (numpy < 2.0 fallback), 20 queries",
-    }
-    print(f"\n{args.n:,} random {args.bits}-bit codes, numpy {np.__version__}, "
-          f"np.bitwise_count: {hasattr(np, 'bitwise_count')}, median of {args.rounds} rounds\n")
-    print("| operation | ms per query (per copy) | queries/s | time / one copy of the array |\n|---|---:|---:|---:|")
+    sizes = [int(float(size)) for size in args.sizes.split(",") if size.strip()]
+    if not sizes or min(sizes) < 1:
+        parser.error(f"--sizes: positive numbers of codes, got {args.sizes!r}")
+    queries = np.random.default_rng(1).integers(0, 1 << args.bits, args.queries, dtype=np.uint64)  # (q,)
+    rows: List[Dict[str, Any]] = []
+    checks: Dict[str, Dict[str, bool]] = {}
+    for n in sizes:
+        path = codes_file(args.work, n, args.bits)
+        scan_queries = max(10, min(args.queries, int(args.scan_budget // n)))
+        timed = {"numpy": scan_queries, "flat": scan_queries, "multihash": args.queries}
+        with tempfile.TemporaryDirectory(dir=args.work) as result_dir:
+            np.save(Path(result_dir) / "queries.npy", queries)
+            for kind in KINDS:
+                command = [sys.executable, __file__, "--kind", kind, "--codes", str(path), "--queries-file",
+                           str(Path(result_dir) / "queries.npy"), "--result-dir", result_dir,
+                           "--timed-queries", str(timed[kind]), "--bits", str(args.bits), "--k", str(args.k),
+                           "--radius", str(args.radius), "--rounds", str(args.rounds), "--threads", str(args.threads)]
+                for name in ("hash_tables", "hash_bits"):
+                    if getattr(args, name) is not None:
+                        command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+                print(f"n = {n:,}: {kind} ...", file=sys.stderr, flush=True)
+                subprocess.run(command, check=True)
+                rows.append(json.loads((Path(result_dir) / f"{kind}.json").read_text()))
+            checks[str(n)] = compare(Path(result_dir), list(KINDS), timed)
+    print(f"\nrandom {args.bits}-bit codes (memory-mapped), k = {args.k}, radius {args.radius}, FAISS threads "
+          f"{args.threads or 'all'}, median of {args.rounds} rounds\n")
+    print("| codes | index | build s | index MiB | RSS before build MiB | peak RSS MiB | queries timed | "
+          f"k-NN queries/s | radius-{args.radius} queries/s | mean radius hits |\n"
+          "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        qps = "-" if row["queries_per_s"] is None else f"{row['queries_per_s']:,.0f}"
-        print(f"| {labels[row['item']]} | {1e3 * row['per_query_s']:.3f} | {qps} | {row['ratio_to_copy']:.2f}x |")
-    per_code = codes.itemsize
-    print(f"\ntop-{args.k} identical to a brute-force (distance, index) ranking on 20 queries: {verified}")
-    print(f"memory: {per_code} bytes per packed code ({per_code * args.n / 2 ** 20:.1f} MiB for {args.n:,}); saved "
-          f"index {total_disk / args.n:.1f} bytes per entry (" + ", ".join(
-              f"{name} {size / args.n:.1f}" for name, size in disk_bytes.items()) + "); distance block "
-          f"{index_module.BLOCK_BYTES // 2 ** 20} MiB of uint8")
+        print(f"| {row['n']:,} | {row['kind']} | {row['build_s']:.2f} | {row['index_memory_mib']:,.0f} | "
+              f"{row['rss_before_build_mib']:,.0f} | {row['peak_rss_mib']:,.0f} | {row['timed_queries']:,} | "
+              f"{row['knn_queries_per_s']:,.1f} | {row['radius_queries_per_s']:,.1f} | "
+              f"{row['mean_radius_hits']:,.1f} |")
+    for row in rows:
+        if "faiss_search_queries_per_s" in row:
+            print(f"\nn = {row['n']:,}: FAISS IndexBinaryFlat.search alone (ties unordered): "
+                  f"{row['faiss_search_queries_per_s']:,.1f} queries/s")
+    failed = [f"n = {n}: {name}" for n, named in checks.items() for name, equal in named.items() if not equal]
+    print("\nresults equal: " + ("yes, " + "; ".join(f"n = {int(n):,}: " + ", ".join(named)
+                                                       for n, named in checks.items()) if not failed
+                                 else "FAILED: " + "; ".join(failed)))
+    import faiss
+
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
-        "n": args.n, "num_bits": args.bits, "queries": args.queries, "k": args.k, "radius": args.radius,
-        "rounds": args.rounds, "rows": [{**row, "label": labels[row["item"]]} for row in rows],
-        "verified_against_brute_force": verified, "mean_radius_hits": radius_hits,
-        "bytes_per_code": per_code, "index_bytes_per_entry": total_disk / args.n,
-        "index_file_bytes": disk_bytes, "chunk": index_module.CHUNK, "block_bytes": index_module.BLOCK_BYTES,
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": time.time() - started,
-        "command": " ".join(sys.argv),
+        "sizes": sizes, "num_bits": args.bits, "queries": args.queries, "k": args.k, "radius": args.radius,
+        "rounds": args.rounds, "scan_budget": args.scan_budget, "threads": args.threads, "rows": rows,
+        "results_equal": checks, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "seconds": time.time() - started, "command": " ".join(sys.argv),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-                    "bitwise_count": hasattr(np, "bitwise_count"), "load_average": os.getloadavg()},
+                    "faiss": faiss.__version__, "load_average": os.getloadavg()},
     }, indent=2))
+    print(f"\nwritten: {args.out}")
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
     allennlp bits heatmap CODES.jsonl --out fig.png [--by prefix,type] P(bit i = 1 | label), paper Figure 4
     allennlp bits diff ARCHIVE "sentence A" "sentence B" [--html OUT]  differing bits, paper Figure 3
     allennlp bits diff --codes CODES.jsonl --lines 3 17 [--words 0 2]
-    allennlp bits index CODES.jsonl --out DIR                          Hamming index on disk
+    allennlp bits index CODES.jsonl --out DIR [--index-type flat]     Hamming index on disk (FAISS binary index)
     allennlp bits search DIR --code a3f00c [--k 10 | --radius 2]       nearest words (or --word W)
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
     allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
@@ -20,7 +20,8 @@ from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.diff import codes_from_archive, codes_from_corpus, diff_codes, render_html, render_text
 from bitcode_allennlp.bits.heatmap import write_heatmap
 from bitcode_allennlp.bits.index import (
-    HammingIndex, format_hits, format_precision, index_corpus, index_size_bytes, precision_at_k,
+    FAISS_CLASSES, INDEX_TYPES, PARAMETERS, HammingIndex, format_hits, format_precision, index_corpus,
+    index_size_bytes, precision_at_k,
 )
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
@@ -28,6 +29,8 @@ from bitcode_allennlp.bits.stats import code_statistics, format_statistics
 from bitcode_allennlp.common.light_cli import ConfigurationError, Subcommand
 
 logger = logging.getLogger(__name__)
+THREADS_HELP = ("FAISS threads (default 1, as the numpy scan; 0: every core). On a machine whose cores are busy, "
+                "FAISS's waiting threads can make many small searches far slower than one thread")
 
 
 def _write_json(path: str, value: Any) -> None:
@@ -80,15 +83,43 @@ def diff_from_args(args: argparse.Namespace) -> str:
     return text
 
 
+def _index_params(args: argparse.Namespace) -> Dict[str, Any]:
+    """The FAISS build parameters given on the command line (`PARAMETERS`), `None` for those not given."""
+    return {name: getattr(args, name) for names in PARAMETERS.values() for name in names}
+
+
+def _describe(index: HammingIndex) -> str:
+    if index.search_index is None:
+        return "index type numpy (numpy scan of the packed codes, exact)"
+    params = ", ".join(f"{name} {value}" for name, value in index.search_index.params.items())
+    return (f"index type {index.index_type} (FAISS {FAISS_CLASSES[index.index_type]}"
+            + (f", {params}" if params else "") + (", exact)" if index.exact else ", APPROXIMATE)"))
+
+
+def _load(directory: str, numpy_scan: bool, threads: int) -> HammingIndex:
+    try:
+        index = HammingIndex.load(directory, numpy_scan=numpy_scan, threads=threads)
+    except (FileNotFoundError, ValueError, ImportError) as error:
+        raise ConfigurationError(str(error)) from None
+    if index.version == 1 and not numpy_scan:
+        print(f"note: {directory} was written before FAISS indexes (index format version 1): searched with the "
+              f"numpy scan; 'allennlp bits index CODES.jsonl --out {directory}' rebuilds it", file=sys.stderr)
+    return index
+
+
 def index_from_args(args: argparse.Namespace) -> HammingIndex:
-    index = index_corpus(args.codes_file, args.out)
+    try:
+        index = index_corpus(args.codes_file, args.out, args.index_type, threads=args.threads, **_index_params(args))
+    except (ValueError, ImportError) as error:
+        raise ConfigurationError(str(error)) from None
     print(f"{args.out}: {len(index):,} words of {len(index.sentences):,} sentences, K = {index.num_bits}, "
-          f"label views: {', '.join(index.labels) or 'none'}; {index_size_bytes(args.out):,} bytes on disk")
+          f"label views: {', '.join(index.labels) or 'none'}; {_describe(index)}; "
+          f"{index_size_bytes(args.out):,} bytes on disk")
     return index
 
 
 def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
-    index = HammingIndex.load(args.index_dir)
+    index = _load(args.index_dir, args.numpy_scan, args.threads)
     if (args.code is None) == (args.word is None):
         raise ConfigurationError("give exactly one of --code HEX and --word WORD")
     if args.code is not None:
@@ -104,19 +135,22 @@ def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
             raise ConfigurationError(str(error.args[0])) from None
         query = (f"word {args.word!r}: {occurrences} occurrences with {distinct} distinct codes; querying its most "
                  f"frequent code {format(code, f'0{(index.num_bits + 3) // 4}x')} ({count} of the {occurrences})")
-    if args.radius is not None:
-        indices, distances = index.radius(code, args.radius)
-        found = len(indices)
-        indices, distances = indices[: args.limit], distances[: args.limit]
-        header = (f"{query}; {found:,} entries within radius {args.radius}"
-                  + (f", the first {args.limit} shown" if found > args.limit else ""))
-    else:
-        top, dist = index.search(code, args.k)
-        indices, distances = top[0], dist[0]
-        header = f"{query}; top {len(indices)} of {len(index):,} entries by (distance, corpus order)"
+    try:
+        if args.radius is not None:
+            indices, distances = index.radius(code, args.radius)
+            found = len(indices)
+            indices, distances = indices[: args.limit], distances[: args.limit]
+            header = (f"{query}; {found:,} entries within radius {args.radius}"
+                      + (f", the first {args.limit} shown" if found > args.limit else ""))
+        else:
+            top, dist = index.search(code, args.k)
+            indices, distances = top[0], dist[0]
+            header = f"{query}; top {len(indices)} of {len(index):,} entries by (distance, corpus order)"
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
     hits = index.hits(indices, distances)
-    print(header + "\n\n" + format_hits(hits))
-    result = {"query": query, "code": code, "hits": hits}
+    print(f"{header}; {_describe(index)}\n\n" + format_hits(hits))
+    result = {"query": query, "code": code, "index_type": index.index_type, "hits": hits}
     if args.json:
         _write_json(args.json, result)
     return result
@@ -124,7 +158,19 @@ def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
 
 def precision_from_args(args: argparse.Namespace) -> Dict[str, Any]:
     database = Path(args.database)
-    index = HammingIndex.load(str(database)) if database.is_dir() else HammingIndex.from_file(str(database))
+    if database.is_dir():
+        if args.index_type is not None:
+            raise ConfigurationError(f"--index-type applies to a codes corpus; {database} is an index directory "
+                                     "with its own index type (--numpy-scan scans it with numpy instead)")
+        index = _load(str(database), args.numpy_scan, args.threads)
+    else:
+        if args.numpy_scan and args.index_type not in (None, "numpy"):
+            raise ConfigurationError(f"give --index-type {args.index_type} or --numpy-scan, not both")
+        try:
+            index = HammingIndex.from_file(str(database), "numpy" if args.numpy_scan else args.index_type or "flat",
+                                           threads=args.threads)
+        except (ValueError, ImportError) as error:
+            raise ConfigurationError(str(error)) from None
     queries = read_codes_corpus(args.queries)
     try:
         result = precision_at_k(index, queries, k=args.k, views=args.label or None, ties=args.ties)
@@ -208,13 +254,32 @@ class Bits(Subcommand):
 
         index = commands.add_parser("index", help="build a Hamming index of a codes corpus on disk",
                                     description="Packs every word's code into a uint64 and saves .npy arrays "
-                                    "(memory-mapped when searched) with the words and labels beside them.")
+                                    "(memory-mapped when searched) with the words and labels beside them, and a "
+                                    "FAISS binary index of the codes (faiss.index; codes padded with zero bits to "
+                                    "32 or 64 bits, which leaves Hamming distances unchanged).")
         index.add_argument("codes_file", help="a codes corpus")
         index.add_argument("--out", required=True, help="the index directory to write")
+        index.add_argument("--index-type", choices=INDEX_TYPES, default="flat",
+                           help="flat: IndexBinaryFlat, exhaustive and exact (default); multihash: "
+                           "IndexBinaryMultiHash, exact, fast radius search; hnsw, ivf: IndexBinaryHNSW, "
+                           "IndexBinaryIVF, APPROXIMATE (may miss neighbours), for corpora too large to scan; "
+                           "numpy: no FAISS index, the numpy scan")
+        index.add_argument("--hash-tables", type=int, default=None,
+                           help="multihash: hash tables H (default floor(K / B))")
+        index.add_argument("--hash-bits", type=int, default=None, help="multihash: bits B per key (default min(K, 24))")
+        index.add_argument("--hnsw-m", type=int, default=None, help="hnsw: neighbours per node (default 32)")
+        index.add_argument("--ef-search", type=int, default=None,
+                           help="hnsw: candidate list size of a query (default 64; at least k)")
+        index.add_argument("--nlist", type=int, default=None,
+                           help="ivf: cells (default min(4 sqrt(n), n / 39, 65536))")
+        index.add_argument("--nprobe", type=int, default=None, help="ivf: cells searched per query (default 16)")
+        index.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
         index.set_defaults(func=index_from_args)
 
         search = commands.add_parser("search", help="nearest words of a code or a word in Hamming space",
-                                     description="Top-k (ties: corpus order) or every entry within a radius.")
+                                     description="Top-k (ties: corpus order) or every entry within a radius, from "
+                                     "the index's FAISS index (exact for flat and multihash, equal to the numpy "
+                                     "scan; approximate for hnsw and ivf).")
         search.add_argument("index_dir", help="a directory written by 'allennlp bits index'")
         search.add_argument("--code", help="the query code in hex")
         search.add_argument("--word", help="query with the most frequent code of this word in the index")
@@ -222,6 +287,9 @@ class Bits(Subcommand):
         search.add_argument("--radius", type=int, default=None,
                             help="return every entry within this distance (instead of the top --k)")
         search.add_argument("--limit", type=int, default=100, help="show at most this many entries of --radius")
+        search.add_argument("--numpy-scan", action="store_true",
+                            help="scan the packed codes with numpy instead of using the FAISS index (the reference)")
+        search.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
         search.add_argument("--json", help="also write the hits as JSON here")
         search.set_defaults(func=search_from_args)
 
@@ -235,6 +303,12 @@ class Bits(Subcommand):
                                help="label view (tag, prefix, type); repeat for several (default: all shared)")
         precision.add_argument("--ties", choices=["index", "average"], default="index",
                                help="at the k-th distance take entries in corpus order, or average over ties")
+        precision.add_argument("--index-type", choices=INDEX_TYPES, default=None,
+                               help="index type built for a codes-corpus --database (default flat; see "
+                               "'allennlp bits index')")
+        precision.add_argument("--numpy-scan", action="store_true",
+                               help="scan the database codes with numpy instead of a FAISS index (the reference)")
+        precision.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
         precision.add_argument("--per-label", action="store_true", help="also print each query label's precision")
         precision.add_argument("--json", help="also write the result as JSON here")
         precision.set_defaults(func=precision_from_args)

@@ -4,25 +4,57 @@
 head 0 the most significant bit; K <= 63 as everywhere), its sentence id, its position in the sentence and one
 label id per label view (`corpus.label_views`). On disk (`HammingIndex.save`), a directory with
 
-    index.json         format, version, num_bits, size, sentences, corpus path, label names per view
+    index.json         format, version, num_bits, size, sentences, corpus path, label names per view, search
     codes.npy          (n,) uint64
     sentence_ids.npy   (n,) int32       0-based sentence (non-empty line of the corpus)
     positions.npy      (n,) int32       0-based word position in the sentence
     labels.<view>.npy  (n,) int32       ids into index.json's names, one file per view
     sentences.jsonl    one line per sentence: {"words", "source", "line"}
+    faiss.index        the FAISS binary index (`faiss.write_index_binary`); none for index type numpy
 
-`HammingIndex.load` memory-maps the `.npy` files (`mmap=True`), so opening an index reads only `index.json`; the
-sentences are read on the first lookup of a word.
+`HammingIndex.load` memory-maps the `.npy` files (`mmap=True`) and a flat `faiss.index`, so opening an index reads
+little more than `index.json`; the sentences are read on the first lookup of a word. Directories of version 1
+(written before FAISS indexes, no `search` in index.json) still load and are searched with the numpy scan.
 
-**Distances.** d(q, x) = popcount(q XOR x), vectorized in numpy: `np.bitwise_count` where numpy has it (2.0+),
-otherwise the SWAR bit count (`popcount_swar`). The database is scanned in chunks of `CHUNK` codes for a block
-of queries at a time, so each chunk is read from memory once per block and the (queries, n) distance matrix is
-uint8.
+**Index types** (index.json's `search.type`, `allennlp bits index --index-type`):
+
+    flat       faiss.IndexBinaryFlat: every code compared (SIMD popcount); exact. The default.
+    multihash  faiss.IndexBinaryMultiHash: H hash tables, table h keyed by bits [hB, (h + 1)B) of the code.
+               A radius-r query looks up, in every table, the buckets within nflip = floor(r / H) flipped key
+               bits and checks the full distance of what it finds; exact, because a code within r differs in at
+               most r bits spread over the H disjoint slices, so in one slice in at most floor(r / H) (pigeonhole).
+               With more lookups than 1/128 of the codes (`multihash_scans`), the query scans the codes the
+               index keeps instead (same result). Defaults: B = min(K, 24), H = floor(K / B).
+    hnsw       faiss.IndexBinaryHNSW: a neighbour graph; APPROXIMATE k-NN (may miss true neighbours), no radius
+               search. For corpora too large to scan.
+    ivf        faiss.IndexBinaryIVF: codes in nlist cells (binary k-means), the nprobe cells nearest to the
+               query searched; APPROXIMATE k-NN and radius search. For corpora too large to scan.
+    numpy      no FAISS index: popcount(q XOR codes) over the packed uint64 codes in numpy (below), the
+               reference the FAISS index types are tested against.
+
+**FAISS codes.** A FAISS binary vector has d bits, d a multiple of 8: here d = 32 for K <= 32 and 64 above
+(`code_bytes`), the code sizes FAISS has a one-word popcount for (a 3-byte code, d = 24, takes a generic byte
+loop, about 5x slower in a trial). A code becomes the first d / 8 of the little-endian bytes of its uint64
+(`pack_codes`): bits 0..K-1 of the code and d - K zero bits above them. The padding bits are 0 in every database
+code and every query, so they never differ and popcount over the d bits is the Hamming distance of the K-bit codes
+(tests/bits/test_faiss_search.py checks it for K = 1..63). A code with a bit set at K or above is refused.
+
+**Distances (numpy).** d(q, x) = popcount(q XOR x), vectorized in numpy: `np.bitwise_count` where numpy has it
+(2.0+), otherwise the SWAR bit count (`popcount_swar`). The database is scanned in chunks of `CHUNK` codes for a
+block of queries at a time, so each chunk is read from memory once per block and the (queries, n) distance matrix
+is uint8.
 
 **Ranking and ties.** `search(q, k)` returns the k entries with the smallest (distance, entry index) pairs: entries
 at the same distance come in corpus order, so among the entries tied at the k-th distance the ones earlier in the
-indexed corpus are taken. The result depends only on the code and the corpus, never on timing or on numpy's
-selection algorithm. `radius(q, r)` returns every entry at distance <= r in the same order.
+indexed corpus are taken. `radius(q, r)` returns every entry at distance <= r in the same order. Every index type
+follows this order, so the exact ones (numpy, flat, multihash) give the same arrays. FAISS returns the entries
+tied at the k-th distance in any order and may cut such a group at k, so on flat and multihash a k-NN query is
+answered with radius searches (`HammingIndex.candidate_sets`): r is guessed from a strided sample of about
+`SAMPLE` codes (`radius_guess`: the smallest r estimated to hold 2k entries; the k-th distance when the index has
+at most `SAMPLE` codes), every entry within r is fetched (`range_search`), r is raised by one for the queries that
+got fewer than k, and the entries are sorted by (distance, entry index) and cut at k.
+The approximate types sort FAISS's k neighbours the same way (retrying with twice the nprobe or efSearch for a
+query that got fewer than k).
 
 **precision@k** (the retrieval protocol of DHIM, "Refining BERT Embeddings for Document Hashing via Mutual
 Information Maximization", after Chaidaroon and Fang 2017: for each query, the share of its top-100 Hamming
@@ -30,13 +62,15 @@ neighbours that share its label, averaged over the queries), adapted to words: q
 corpus (dev), the database the words of another (train), the label one view (entity `type`, POS `tag`, ...).
 `ties="index"` scores exactly the list `search` returns; `ties="average"` scores the expectation over a uniformly
 random order of the entries tied at the k-th distance (entries closer than that count fully, the m tied slots are
-shared by the tied entries in proportion), which does not depend on the corpus order. Queries with the same code
-have the same neighbours, so each distinct query code is searched once.
+shared by the tied entries in proportion), which does not depend on the corpus order (exact index types only).
+Queries with the same code have the same neighbours, so each distinct query code is searched once.
 """
 import json
 import os
+from contextlib import contextmanager
+from math import comb
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -45,7 +79,8 @@ from bitcode_allennlp.bits.corpus import (
 )
 
 FORMAT = "bitcode_allennlp.bits.HammingIndex"
-VERSION = 1
+VERSION = 2
+"""2: index.json's `search` and `faiss.index`. Version 1 (numpy scan only) still loads."""
 CHUNK = 1 << 15
 """Database codes per chunk of the scan (256 KiB of uint64: one chunk stays in cache while a block of queries
 reads it)."""
@@ -55,6 +90,29 @@ HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
 _M1, _M2, _M4, _H01 = (np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F,
                                              0x0101010101010101))
 _1, _2, _4, _56 = (np.uint64(s) for s in (1, 2, 4, 56))
+
+INDEX_TYPES = ("flat", "multihash", "hnsw", "ivf", "numpy")
+EXACT_TYPES = ("flat", "multihash", "numpy")
+FAISS_CLASSES = {"flat": "IndexBinaryFlat", "multihash": "IndexBinaryMultiHash", "hnsw": "IndexBinaryHNSW",
+                 "ivf": "IndexBinaryIVF"}
+PARAMETERS = {"flat": (), "multihash": ("hash_tables", "hash_bits"), "hnsw": ("hnsw_m", "ef_search"),
+              "ivf": ("nlist", "nprobe")}
+"""Build parameters of each FAISS index type (`FaissBinaryIndex.build`)."""
+FAISS_FILE = "faiss.index"
+SAMPLE = 4096
+"""Codes in the strided sample that guesses the radius of a k-NN query on a FAISS index (`radius_guess`)."""
+GUESS_MARGIN = 2
+"""The first radius of a k-NN query is estimated to hold 2k entries: one range search usually suffices."""
+QUERY_BLOCK = 256
+"""Queries per FAISS call."""
+ADD_CHUNK = 1 << 20
+"""Codes packed and added to a FAISS index at a time (4 MiB of bytes for K <= 32)."""
+MULTIHASH_SHARE = 128
+"""A multihash search with more bucket lookups than 1/128 of the codes (or of the buckets of a table) scans the codes
+instead: a lookup cost about 100 times a code's popcount in a trial."""
+DEFAULT_THREADS = 1
+"""FAISS's OpenMP threads during a call of this module (0: FAISS's default, every core). One, as the numpy scan: on a
+machine whose cores were busy, a one-query search on two threads took 100 times as long as on one in a trial."""
 
 
 def popcount_swar(values: np.ndarray) -> np.ndarray:
@@ -124,6 +182,268 @@ def candidates(row: np.ndarray, k: int, num_bits: int) -> np.ndarray:
         threshold += 1
 
 
+def import_faiss() -> Any:
+    """`faiss`, imported on first use (so that `import bitcode_allennlp.bits` stays cheap)."""
+    try:
+        import faiss
+    except ImportError as error:
+        raise ImportError("FAISS is not installed: 'pip install faiss-cpu' (index type 'numpy' needs no FAISS)") \
+            from error
+    return faiss
+
+
+def check_threads(threads: Any) -> int:
+    """`threads` if it is an int >= 0 (FAISS threads, 0: every core); else `ValueError`."""
+    if not isinstance(threads, (int, np.integer)) or isinstance(threads, bool) or threads < 0:
+        raise ValueError(f"threads must be an integer >= 0 (0: every core), got {threads!r}")
+    return int(threads)
+
+
+def code_bytes(num_bits: int) -> int:
+    """Bytes of a FAISS binary vector for K-bit codes: 4 for K <= 32, else 8 (d = 8 of them bits)."""
+    return 4 if num_bits <= 32 else 8
+
+
+def pack_codes(codes: Any, num_bits: int) -> np.ndarray:
+    """
+    uint64 codes `(n,)` to FAISS binary vectors: the first `code_bytes(K)` little-endian bytes of each, bits K and
+    above 0 (module docstring, *FAISS codes*). `ValueError` for a code with a bit set at K or above.
+
+    # Returns
+
+    `np.ndarray` uint8 of shape `(n, code_bytes(K))`, C-contiguous.
+    """
+    codes = np.ascontiguousarray(np.asarray(codes, dtype=np.uint64).reshape(-1), dtype="<u8")  # (n,)
+    if num_bits < 64:
+        high = np.flatnonzero(codes >> np.uint64(num_bits))  # (bad,)
+        if high.shape[0]:
+            raise ValueError(f"code {int(codes[high[0]]):x} (entry {int(high[0])}) has bits set above its "
+                             f"K = {num_bits} bits")
+    return np.ascontiguousarray(codes.view(np.uint8).reshape(-1, 8)[:, : code_bytes(num_bits)])  # (n, d / 8)
+
+
+class FaissBinaryIndex:
+    """
+    A FAISS binary index over the codes of a `HammingIndex` (index types, padding and exactness in the module
+    docstring). FAISS is imported by `build` and `read`, not by this module. Search parameters (nflip, nprobe,
+    efSearch) are set on the FAISS index per call, and FAISS's thread count for the call: one search at a time.
+
+    # Parameters
+
+    index_type : `str`
+        `"flat"`, `"multihash"`, `"hnsw"` or `"ivf"`.
+    index : `faiss.IndexBinary`
+        The FAISS index, `8 * code_bytes(num_bits)` bits, entry i = code i of the `HammingIndex`.
+    num_bits : `int`
+        K of the codes.
+    params : `Dict[str, int]`, optional (default = `None`)
+        The build parameters of the type (`PARAMETERS`), as recorded in index.json.
+    threads : `int`, optional (default = `DEFAULT_THREADS`)
+        FAISS's OpenMP threads during each call (0: FAISS's default, every core).
+    """
+
+    def __init__(self, index_type: str, index: Any, num_bits: int, params: Optional[Dict[str, int]] = None,
+                 threads: int = DEFAULT_THREADS) -> None:
+        if index_type not in FAISS_CLASSES:
+            raise ValueError(f"FAISS index type must be one of {', '.join(FAISS_CLASSES)}, got {index_type!r}")
+        self.index_type = index_type
+        self.index = index
+        self.num_bits = num_bits
+        self.params = dict(params or {})
+        self.exact = index_type in EXACT_TYPES
+        self.threads = check_threads(threads)
+
+    def __len__(self) -> int:
+        return int(self.index.ntotal)
+
+    @contextmanager
+    def thread_count(self) -> Iterator[None]:
+        """FAISS on `self.threads` threads inside the block, its previous count restored after."""
+        if self.threads == 0:
+            yield
+            return
+        faiss = import_faiss()
+        previous = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(self.threads)
+        try:
+            yield
+        finally:
+            faiss.omp_set_num_threads(previous)
+
+    @classmethod
+    def build(cls, codes: np.ndarray, num_bits: int, index_type: str = "flat", threads: int = DEFAULT_THREADS,
+              **params: Optional[int]) -> "FaissBinaryIndex":
+        """
+        Builds an index of type `index_type` over `codes` (n,) uint64 on `threads` FAISS threads, adding
+        `ADD_CHUNK` codes at a time (a memory map is read chunk by chunk). Parameters (`None`: the default):
+
+        * multihash: `hash_tables` H and `hash_bits` B (B = min(K, 24), H = floor(K / B); H * B <= K);
+        * hnsw: `hnsw_m` (neighbours per node, 32), `ef_search` (64; raised to k per query);
+        * ivf: `nlist` (cells: min(4 sqrt(n), n / 39, 65536), at least 1), `nprobe` (cells searched, 16).
+        """
+        if index_type not in FAISS_CLASSES:
+            raise ValueError(f"index type must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}")
+        for name, value in params.items():
+            if value is not None and name not in PARAMETERS[index_type]:
+                owners = [kind for kind, names in PARAMETERS.items() if name in names]
+                raise ValueError(f"{name} applies to index type {owners[0] if owners else '(none)'}, "
+                                 f"not {index_type}")
+            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        faiss = import_faiss()
+        n = int(codes.shape[0])
+        d = 8 * code_bytes(num_bits)
+        chosen: Dict[str, int] = {}
+        if index_type == "flat":
+            index = faiss.IndexBinaryFlat(d)
+        elif index_type == "multihash":
+            bits = int(params.get("hash_bits") or min(num_bits, 24))
+            tables = int(params.get("hash_tables") or max(1, num_bits // bits))
+            if bits * tables > num_bits:
+                raise ValueError(f"hash_tables * hash_bits = {tables} * {bits} exceeds the K = {num_bits} bits of "
+                                 "the codes")
+            index = faiss.IndexBinaryMultiHash(d, tables, bits)
+            chosen = {"hash_tables": tables, "hash_bits": bits}
+        elif index_type == "hnsw":
+            chosen = {"hnsw_m": int(params.get("hnsw_m") or 32), "ef_search": int(params.get("ef_search") or 64)}
+            index = faiss.IndexBinaryHNSW(d, chosen["hnsw_m"])
+            index.hnsw.efSearch = chosen["ef_search"]
+        else:
+            nlist = int(params.get("nlist") or max(1, min(int(4 * np.sqrt(n)), n // 39, 65536)))
+            if nlist > n:
+                raise ValueError(f"nlist = {nlist} cells for {n} codes: at most one cell per code")
+            chosen = {"nlist": nlist, "nprobe": min(nlist, int(params.get("nprobe") or 16))}
+            index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(d), d, nlist)
+            index.nprobe = chosen["nprobe"]
+        built = cls(index_type, index, num_bits, chosen, threads)
+        with built.thread_count():
+            if index_type == "ivf":
+                train = np.linspace(0, n - 1, min(n, 256 * chosen["nlist"])).astype(np.int64)  # (t,)
+                index.train(pack_codes(np.asarray(codes[train]), num_bits))  # (t, d / 8) strided sample
+            for start in range(0, n, ADD_CHUNK):
+                index.add(pack_codes(codes[start : start + ADD_CHUNK], num_bits))  # (chunk, d / 8)
+        return built
+
+    def write(self, path: str) -> None:
+        import_faiss().write_index_binary(self.index, str(path))
+
+    @classmethod
+    def read(cls, path: str, index_type: str, num_bits: int, size: int, params: Optional[Dict[str, int]] = None,
+             mmap: bool = True, threads: int = DEFAULT_THREADS) -> "FaissBinaryIndex":
+        """Reads `path` (a flat index memory-mapped with `mmap`), checked against what index.json says."""
+        faiss = import_faiss()
+        rebuild = f"rebuild it with 'allennlp bits index CODES.jsonl --out {Path(path).parent} --index-type " \
+                  f"{index_type}'"
+        if index_type not in FAISS_CLASSES:
+            raise ValueError(f"{path}: unknown index type {index_type!r} in index.json; {rebuild}")
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"{path} is missing (index.json says index type {index_type}); {rebuild}")
+        flags = getattr(faiss, "IO_FLAG_MMAP_IFC", 0) if mmap and index_type == "flat" else 0
+        try:
+            index = faiss.read_index_binary(str(path), flags)
+        except RuntimeError as error:
+            raise ValueError(f"{path}: not a FAISS binary index ({str(error).splitlines()[0]}); {rebuild}") from None
+        found = type(index).__name__
+        if found != FAISS_CLASSES[index_type] or index.d != 8 * code_bytes(num_bits) or index.ntotal != size:
+            raise ValueError(f"{path}: a {found} of {index.ntotal} codes of {index.d} bits, but index.json says "
+                             f"{FAISS_CLASSES[index_type]} of {size} codes of K = {num_bits} bits; {rebuild}")
+        params = dict(params or {})
+        if index_type == "ivf" and "nprobe" in params:
+            index.nprobe = params["nprobe"]
+        elif index_type == "hnsw" and "ef_search" in params:
+            index.hnsw.efSearch = params["ef_search"]
+        return cls(index_type, index, num_bits, params, threads)
+
+    def multihash_scans(self, radius: int) -> bool:
+        """Whether a multihash range search of `radius` scans the stored codes instead of the hash tables: when it
+        would look up more than 1 / `MULTIHASH_SHARE` of min(codes, buckets per table) buckets (same result)."""
+        tables, bits = self.params["hash_tables"], self.params["hash_bits"]
+        lookups = tables * sum(comb(bits, flips) for flips in range(min(bits, radius // tables) + 1))
+        return lookups * MULTIHASH_SHARE > min(len(self), 1 << bits)
+
+    def within(self, packed: np.ndarray, radius: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+        """
+        Every entry within Hamming distance `radius` of each query `packed` `(q, d / 8)` uint8 (exact on flat and
+        multihash; on ivf, those in the nprobe nearest cells).
+
+        # Returns
+
+        Per query `(entries, distances)`: int64 and uint8, both `(m,)`, in FAISS's order.
+        """
+        if self.index_type == "hnsw":
+            raise ValueError("an hnsw index answers k-NN queries only, not radius queries: use --k, or an index "
+                             "of type flat, multihash or ivf")
+        if packed.shape[0] == 0:
+            return []
+        index = self.index
+        if self.index_type == "multihash":
+            if self.multihash_scans(radius):
+                index = self.index.storage  # the IndexBinaryFlat of the codes the multihash index keeps
+            else:
+                self.index.nflip = min(self.params["hash_bits"], radius // self.params["hash_tables"])
+        with self.thread_count():
+            lims, distances, labels = index.range_search(packed, radius + 1)  # FAISS keeps distances < its radius
+        results = []
+        for row in range(packed.shape[0]):
+            found = distances[lims[row] : lims[row + 1]]  # (m,)
+            keep = found <= radius
+            results.append((labels[lims[row] : lims[row + 1]][keep].astype(np.int64), found[keep].astype(np.uint8)))
+        return results
+
+    def nearest(self, packed: np.ndarray, k: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+        """
+        FAISS's k nearest entries of each query `packed` `(q, d / 8)` (approximate on hnsw and ivf). A query that
+        gets fewer than k (ivf: too few codes in its cells; hnsw: efSearch too small) is asked again with twice the
+        nprobe or efSearch, up to every cell or efSearch = n.
+
+        # Returns
+
+        Per query `(entries, distances)`: int64 and uint8, both `(min(k, n),)`, in FAISS's order.
+        """
+        k = min(k, len(self))
+        results: List[Optional[Tuple[np.ndarray, np.ndarray]]] = [None] * packed.shape[0]
+        if self.index_type == "hnsw":
+            effort, most = max(self.index.hnsw.efSearch, k), max(len(self), k)
+        elif self.index_type == "ivf":
+            effort, most = self.index.nprobe, self.index.nlist
+        else:
+            effort = most = 1
+        saved = effort
+        rows = np.arange(packed.shape[0])
+        try:
+            while rows.shape[0]:
+                if self.index_type == "hnsw":
+                    self.index.hnsw.efSearch = effort
+                elif self.index_type == "ivf":
+                    self.index.nprobe = effort
+                with self.thread_count():
+                    distances, labels = self.index.search(packed[rows], k)  # (r, k), (r, k)
+                missing = []
+                for row, found, far in zip(rows.tolist(), labels, distances):
+                    if (found >= 0).all():
+                        results[row] = (found.astype(np.int64), far.astype(np.uint8))
+                    else:
+                        missing.append(row)
+                rows = np.array(missing, dtype=np.int64)
+                if rows.shape[0] and effort >= most:
+                    raise RuntimeError(f"the {self.index_type} index found fewer than {k} neighbours for "
+                                       f"{rows.shape[0]} queries at its largest search effort ({effort})")
+                effort = min(most, 2 * effort)
+        finally:
+            if self.index_type == "hnsw":
+                self.index.hnsw.efSearch = self.params.get("ef_search", saved)
+            elif self.index_type == "ivf":
+                self.index.nprobe = saved
+        return results  # type: ignore[return-value]
+
+
+def _replace(path: Path, write: Callable[[str], Any]) -> None:
+    """`write(temporary path)` beside `path`, then the temporary file renamed to `path`."""
+    temporary = path.with_name(path.name + ".tmp")
+    write(str(temporary))
+    os.replace(temporary, path)
+
+
 class HammingIndex:
     """
     Hamming-space index over the words of a codes corpus (file layout, ranking and ties in the module docstring).
@@ -146,6 +466,9 @@ class HammingIndex:
         The indexed codes corpus (for the record).
     sentences_path : `str`, optional (default = `None`)
         `sentences.jsonl` of a saved index.
+    search_index : `FaissBinaryIndex`, optional (default = `None`)
+        The FAISS index of the codes that `search`, `radius` and `precision_at_k` query; `None` scans the codes
+        with numpy (index type numpy). `build_search_index` makes one.
     """
 
     def __init__(
@@ -158,6 +481,7 @@ class HammingIndex:
         labels: Optional[Dict[str, LabelColumn]] = None,
         corpus: Optional[str] = None,
         sentences_path: Optional[str] = None,
+        search_index: Optional[FaissBinaryIndex] = None,
     ) -> None:
         self.num_bits = check_num_bits(num_bits)
         if codes.dtype != np.uint64 or codes.ndim != 1:
@@ -176,17 +500,53 @@ class HammingIndex:
         self._sentences = sentences
         self._sentences_path = sentences_path
         self._offsets: Optional[np.ndarray] = None
+        self._sample: Optional[np.ndarray] = None
+        if search_index is not None and (len(search_index) != n or search_index.num_bits != self.num_bits):
+            raise ValueError(f"the {search_index.index_type} index has {len(search_index)} codes of K = "
+                             f"{search_index.num_bits}, the index {n} codes of K = {self.num_bits}")
+        self.search_index = search_index
+        self.version = VERSION
+        """index.json's version of a loaded index (1: written before FAISS indexes)."""
+
+    @property
+    def index_type(self) -> str:
+        """`"numpy"` or the type of the FAISS index (`INDEX_TYPES`)."""
+        return "numpy" if self.search_index is None else self.search_index.index_type
+
+    @property
+    def exact(self) -> bool:
+        """Whether search returns the exact (distance, entry index) ranking (index types numpy, flat, multihash)."""
+        return self.search_index is None or self.search_index.exact
+
+    def build_search_index(self, index_type: str = "flat", threads: int = DEFAULT_THREADS,
+                           **params: Optional[int]) -> "HammingIndex":
+        """Builds the FAISS index of type `index_type` over the codes (`numpy`: none, search scans the codes) that
+        builds and searches on `threads` FAISS threads; parameters in `FaissBinaryIndex.build`. Returns the index
+        itself."""
+        if index_type not in INDEX_TYPES:
+            raise ValueError(f"index type must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}")
+        check_threads(threads)
+        if index_type == "numpy":
+            given = [name for name, value in params.items() if value is not None]
+            if given:
+                raise ValueError(f"{given[0]} applies to a FAISS index type, not numpy")
+            self.search_index = None
+        else:
+            self.search_index = FaissBinaryIndex.build(self.codes, self.num_bits, index_type, threads, **params)
+        return self
 
     # ------------------------------------------------------------------------------------------- building
     @classmethod
-    def from_corpus(cls, corpus: CodesCorpus) -> "HammingIndex":
-        return cls(corpus.codes, corpus.num_bits, corpus.sentence_ids, corpus.positions, corpus.sentences,
-                   corpus.labels, corpus.path)
+    def from_corpus(cls, corpus: CodesCorpus, index_type: str = "flat", **params: Optional[int]) -> "HammingIndex":
+        """Indexes a codes corpus read into memory, with a FAISS index of type `index_type` (`build_search_index`)."""
+        index = cls(corpus.codes, corpus.num_bits, corpus.sentence_ids, corpus.positions, corpus.sentences,
+                    corpus.labels, corpus.path)
+        return index.build_search_index(index_type, **params)
 
     @classmethod
-    def from_file(cls, path: str) -> "HammingIndex":
-        """Indexes a codes corpus (`allennlp hash-corpus` output)."""
-        return cls.from_corpus(read_codes_corpus(path))
+    def from_file(cls, path: str, index_type: str = "flat", **params: Optional[int]) -> "HammingIndex":
+        """Indexes a codes corpus (`allennlp hash-corpus` output), with a FAISS index of type `index_type`."""
+        return cls.from_corpus(read_codes_corpus(path), index_type, **params)
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])
@@ -200,34 +560,63 @@ class HammingIndex:
 
     # ---------------------------------------------------------------------------------------------- disk
     def save(self, directory: str) -> None:
-        """Writes the index to `directory` (created if needed; files listed in the module docstring)."""
+        """
+        Writes the index to `directory` (created if needed; files listed in the module docstring). Each file is
+        written beside its old version and renamed over it, so an index loaded from `directory` (memory maps, the
+        sentences read on first use) can be saved back onto it.
+        """
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
-        np.save(root / "codes.npy", np.ascontiguousarray(self.codes, dtype=np.uint64))
-        np.save(root / "sentence_ids.npy", np.asarray(self.sentence_ids, dtype=np.int32))
-        np.save(root / "positions.npy", np.asarray(self.positions, dtype=np.int32))
+
+        def array(name: str, values: np.ndarray) -> None:
+            def write(path: str) -> None:
+                with open(path, "wb") as file:
+                    np.save(file, values)
+
+            _replace(root / name, write)
+
+        array("codes.npy", np.ascontiguousarray(self.codes, dtype=np.uint64))
+        array("sentence_ids.npy", np.asarray(self.sentence_ids, dtype=np.int32))
+        array("positions.npy", np.asarray(self.positions, dtype=np.int32))
         for view, column in self.labels.items():
-            np.save(root / f"labels.{view}.npy", np.asarray(column.ids, dtype=np.int32))
-        with open(root / "sentences.jsonl", "w", encoding="utf-8") as file:
-            for sentence in self.sentences:
-                file.write(json.dumps({"words": sentence["words"], "source": sentence.get("source"),
-                                       "line": sentence.get("line")}, ensure_ascii=False) + "\n")
+            array(f"labels.{view}.npy", np.asarray(column.ids, dtype=np.int32))
+        lines = "".join(json.dumps({"words": sentence["words"], "source": sentence.get("source"),
+                                    "line": sentence.get("line")}, ensure_ascii=False) + "\n"
+                        for sentence in self.sentences)
+        _replace(root / "sentences.jsonl", lambda path: Path(path).write_text(lines, encoding="utf-8"))
+        search: Dict[str, Any] = {"type": self.index_type, "exact": self.exact}
+        if self.search_index is None:
+            (root / FAISS_FILE).unlink(missing_ok=True)
+        else:
+            _replace(root / FAISS_FILE, self.search_index.write)
+            search.update(file=FAISS_FILE, faiss_class=FAISS_CLASSES[self.index_type],
+                          bits=8 * code_bytes(self.num_bits), params=self.search_index.params)
         meta = {"format": FORMAT, "version": VERSION, "num_bits": self.num_bits, "size": len(self),
                 "sentences": len(self.sentences), "corpus": self.corpus,
-                "label_views": {view: column.names for view, column in self.labels.items()}}
+                "label_views": {view: column.names for view, column in self.labels.items()}, "search": search}
         (root / "index.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: str, mmap: bool = True) -> "HammingIndex":
-        """Opens a saved index; with `mmap` the arrays are memory-mapped read-only instead of read."""
+    def load(cls, directory: str, mmap: bool = True, numpy_scan: bool = False,
+             threads: int = DEFAULT_THREADS) -> "HammingIndex":
+        """
+        Opens a saved index; with `mmap` the arrays (and a flat FAISS index) are memory-mapped read-only instead
+        of read. With `numpy_scan`, or for a version-1 directory, the FAISS index is not read and search scans the
+        codes with numpy; else the FAISS index searches on `threads` threads (0: every core).
+        """
+        check_threads(threads)
         root = Path(directory)
         meta_path = root / "index.json"
         if not meta_path.is_file():
             raise FileNotFoundError(f"{directory} is not a Hamming index (no index.json): make one with "
                                     "'allennlp bits index CODES.jsonl --out DIR'")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
-            raise ValueError(f"{meta_path}: not a version-{VERSION} {FORMAT} index")
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{meta_path}: not a {FORMAT} index (format {meta.get('format')!r})")
+        if meta.get("version") not in (1, VERSION):
+            raise ValueError(f"{meta_path}: version {meta.get('version')!r} of the index format, this "
+                             f"bitcode_allennlp reads versions 1 and {VERSION}: rebuild it with 'allennlp bits index "
+                             f"CODES.jsonl --out {directory}'")
         mode = "r" if mmap else None
 
         def array(name: str) -> np.ndarray:
@@ -239,6 +628,12 @@ class HammingIndex:
                     labels=labels, corpus=meta.get("corpus"), sentences_path=str(root / "sentences.jsonl"))
         if len(index) != meta["size"]:
             raise ValueError(f"{root / 'codes.npy'} has {len(index)} codes but index.json says {meta['size']}")
+        index.version = meta["version"]
+        search = meta.get("search") or {"type": "numpy"}
+        if search["type"] != "numpy" and not numpy_scan:
+            index.search_index = FaissBinaryIndex.read(
+                str(root / search.get("file", FAISS_FILE)), search["type"], index.num_bits, len(index),
+                search.get("params"), mmap=mmap, threads=threads)
         return index
 
     # -------------------------------------------------------------------------------------------- search
@@ -254,9 +649,88 @@ class HammingIndex:
         for start in range(0, queries.shape[0], block):
             yield start, hamming_distances(queries[start : start + block], self.codes)
 
+    def radius_guess(self, queries: np.ndarray, k: int) -> np.ndarray:
+        """
+        Per query of `queries` `(q,)` uint64, the radius of its first range search on a FAISS index: the smallest r
+        whose estimated count of entries within r reaches `GUESS_MARGIN` k (at most n). The estimate comes from a
+        strided sample of about `SAMPLE` codes: n / s times the s sampled codes within r; below the distance m of
+        the nearest sampled code, where the sample sees none, the count at m scaled by the number of K-bit codes
+        within r over those within m (codes spread evenly). When the sample is the whole index (n <= `SAMPLE`),
+        the count is exact and the radius is the k-th distance.
+
+        # Returns
+
+        `np.ndarray` int64 of shape `(q,)`.
+        """
+        n, num_bits = len(self), self.num_bits
+        stride = max(1, n // SAMPLE)
+        if self._sample is None:
+            self._sample = np.ascontiguousarray(self.codes[::stride])  # (s,)
+        s = self._sample.shape[0]
+        distances = hamming_distances(queries, self._sample).astype(np.int64)  # (q, s)
+        rows = np.arange(queries.shape[0])[:, None] * (num_bits + 1)  # (q, 1)
+        within = np.bincount((rows + distances).reshape(-1), minlength=queries.shape[0] * (num_bits + 1))
+        within = within.reshape(-1, num_bits + 1).cumsum(axis=1)  # (q, K + 1) sampled codes within r
+        volume = np.cumsum([comb(num_bits, i) for i in range(num_bits + 1)]).astype(np.float64)  # (K + 1,)
+        nearest = distances.min(axis=1)  # (q,) m
+        below = within[np.arange(queries.shape[0]), nearest][:, None] * volume[None, :] / volume[nearest][:, None]
+        estimate = np.where(within > 0, within, below) * (n / s)  # (q, K + 1)
+        target = min(k, n) if stride == 1 else min(n, GUESS_MARGIN * k)
+        return np.argmax(estimate >= target - 1e-9, axis=1).astype(np.int64)  # (q,) first radius reaching it
+
+    def candidate_sets(self, queries: np.ndarray, k: int) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
+        """
+        The entries from which the k nearest of each query are taken (module docstring, *Ranking and ties*).
+
+        # Parameters
+
+        queries : `np.ndarray`
+            `(q,)` uint64 codes.
+        k : `int`
+            Neighbours per query (at most the index size counts).
+
+        # Returns
+
+        `(row, entries, distances)` per query, rows in any order: `entries` `(m,)` int64 and their `distances`
+        `(m,)` uint8, in any order. Index types numpy, flat and multihash: every entry at a distance <= the k-th
+        smallest distance of the query, and maybe more (m >= k); hnsw and ivf: FAISS's k neighbours.
+        """
+        queries = np.asarray(queries, dtype=np.uint64).reshape(-1)  # (q,)
+        k = min(k, len(self))
+        if k == 0:  # an empty index
+            return
+        if self.search_index is None:
+            for start, block in self.distance_blocks(queries):
+                for row_index, row in enumerate(block):
+                    found = candidates(row, k, self.num_bits)  # (m,)
+                    yield start + row_index, found, row[found]
+            return
+        for start in range(0, queries.shape[0], QUERY_BLOCK):
+            block = queries[start : start + QUERY_BLOCK]  # (b,)
+            if not self.search_index.exact:
+                found = self.search_index.nearest(pack_codes(block, self.num_bits), k)
+                for row, (entries, distances) in enumerate(found):
+                    yield start + row, entries, distances
+                continue
+            guess = self.radius_guess(block, k)  # (b,)
+            pending = np.arange(block.shape[0])  # (p,)
+            while pending.shape[0]:
+                short = []
+                for radius in np.unique(guess[pending]).tolist():
+                    rows = pending[guess[pending] == radius]  # (r,)
+                    found = self.search_index.within(pack_codes(block[rows], self.num_bits), radius)
+                    for row, (entries, distances) in zip(rows.tolist(), found):
+                        if entries.shape[0] >= k or radius >= self.num_bits:
+                            yield start + row, entries, distances
+                        else:
+                            short.append(row)
+                pending = np.array(short, dtype=np.int64)
+                guess[pending] += 1
+
     def search(self, queries: Any, k: int) -> Tuple[np.ndarray, np.ndarray]:
         """
-        The k nearest entries of each query by (Hamming distance, entry index).
+        The k nearest entries of each query by (Hamming distance, entry index), from the index's FAISS index
+        (approximate for hnsw and ivf) or the numpy scan.
 
         # Parameters
 
@@ -276,21 +750,25 @@ class HammingIndex:
         k = min(k, len(self))
         indices = np.empty((unique.shape[0], k), dtype=np.int64)  # (u, k)
         distances = np.empty((unique.shape[0], k), dtype=np.uint8)  # (u, k)
-        for start, block in self.distance_blocks(unique):
-            for row_index, row in enumerate(block):
-                found = candidates(row, k, self.num_bits)  # (m,)
-                order = np.argsort(row[found], kind="stable")[:k]  # (k,)
-                indices[start + row_index] = found[order]
-                distances[start + row_index] = row[found[order]]
+        for row, entries, found in self.candidate_sets(unique, k):
+            order = np.lexsort((entries, found))[:k]  # (k,) by distance, then entry index
+            indices[row] = entries[order]
+            distances[row] = found[order]
         return indices[inverse.reshape(-1)], distances[inverse.reshape(-1)]
 
     def radius(self, query: int, radius: int) -> Tuple[np.ndarray, np.ndarray]:
         """Every entry within Hamming distance `radius` of `query`, by (distance, entry index): `(m,)` int64 indices
-        and `(m,)` uint8 distances."""
-        row = hamming_distances(np.array([query], dtype=np.uint64), self.codes)[0]  # (n,)
-        found = np.flatnonzero(row <= radius)  # (m,)
-        order = np.argsort(row[found], kind="stable")  # (m,)
-        return found[order], row[found[order]]
+        and `(m,)` uint8 distances (on an ivf index, those in the nprobe cells nearest to the query)."""
+        if radius < 0:
+            raise ValueError(f"radius must be >= 0, got {radius}")
+        if self.search_index is None:
+            row = hamming_distances(np.array([query], dtype=np.uint64), self.codes)[0]  # (n,)
+            found = np.flatnonzero(row <= radius)  # (m,)
+            distances = row[found]  # (m,)
+        else:
+            found, distances = self.search_index.within(pack_codes([query], self.num_bits), radius)[0]  # (m,), (m,)
+        order = np.lexsort((found, distances))  # (m,)
+        return found[order], distances[order]
 
     # ------------------------------------------------------------------------------------------- entries
     def entry_index(self, sentence_id: int, position: int) -> int:
@@ -356,7 +834,7 @@ def precision_at_k(
         Neighbours per query (at most the index size).
     views : `Sequence[str]`, optional (default = every label view both have)
     ties : `str`, optional (default = `"index"`)
-        `"index"` or `"average"`.
+        `"index"` or `"average"` (`"average"` needs an exact index type: numpy, flat or multihash).
 
     # Returns
 
@@ -368,6 +846,9 @@ def precision_at_k(
     """
     if ties not in ("index", "average"):
         raise ValueError(f"ties must be 'index' or 'average', got {ties!r}")
+    if ties == "average" and not index.exact:
+        raise ValueError(f"ties 'average' needs every entry tied at the k-th distance, which an approximate "
+                         f"({index.index_type}) index does not give: use ties 'index', or index type flat or multihash")
     if queries.num_bits != index.num_bits:
         raise ValueError(f"queries have {queries.num_bits}-bit codes, the index {index.num_bits}-bit codes")
     shared = [view for view in index.labels if view in queries.labels]
@@ -384,22 +865,20 @@ def precision_at_k(
     database_labels = {view: np.asarray(index.labels[view].ids, dtype=np.int64) for view in views}  # (n,) each
     sizes = {view: len(index.labels[view].names) for view in views}
     neighbours = {view: np.zeros((unique.shape[0], sizes[view]), dtype=np.float64) for view in views}  # (u, L)
-    for start, block in index.distance_blocks(unique):
-        for row_index, row in enumerate(block):
-            found = candidates(row, k, index.num_bits)  # (m,)
-            order = np.argsort(row[found], kind="stable")  # (m,)
-            if ties == "index":
-                parts = [(found[order[:k]], 1.0)]
-            else:
-                kth = row[found[order[k - 1]]]
-                closer = found[row[found] < kth]
-                tied = found[row[found] == kth]
-                parts = [(closer, 1.0), (tied, (k - closer.shape[0]) / tied.shape[0])]
-            for view in views:
-                for entries, weight in parts:
-                    counts = np.bincount(database_labels[view][entries], minlength=sizes[view])  # (L,)
-                    neighbours[view][start + row_index] += weight * counts
-    result: Dict[str, Any] = {"k": k, "ties": ties, "queries": len(queries),
+    for row, found, distances in index.candidate_sets(unique, k):
+        order = np.lexsort((found, distances))  # (m,) by distance, then entry index
+        if ties == "index":
+            parts = [(found[order[:k]], 1.0)]
+        else:
+            kth = distances[order[k - 1]]
+            closer = found[distances < kth]
+            tied = found[distances == kth]
+            parts = [(closer, 1.0), (tied, (k - closer.shape[0]) / tied.shape[0])]
+        for view in views:
+            for entries, weight in parts:
+                counts = np.bincount(database_labels[view][entries], minlength=sizes[view])  # (L,)
+                neighbours[view][row] += weight * counts
+    result: Dict[str, Any] = {"k": k, "ties": ties, "index_type": index.index_type, "queries": len(queries),
                               "distinct_query_codes": int(unique.shape[0]), "database": len(index),
                               "database_corpus": index.corpus, "query_corpus": queries.path,
                               "precision": {}, "chance": {}, "macro": {}, "macro_chance": {}, "per_label": {}}
@@ -432,7 +911,8 @@ def format_precision(result: Dict[str, Any], per_label: bool = False) -> str:
     label's precision (most frequent label first)."""
     lines = [f"precision@{result['k']} (ties: {result['ties']}): {result['queries']:,} query words "
              f"({result['distinct_query_codes']:,} distinct codes) from {result['query_corpus']}, "
-             f"database {result['database']:,} words from {result['database_corpus']}",
+             f"database {result['database']:,} words from {result['database_corpus']} "
+             f"(index type {result.get('index_type', 'numpy')})",
              "", "| label | precision@k | chance | macro over labels | macro chance |", "|---|---:|---:|---:|---:|"]
     for view, value in result["precision"].items():
         lines.append(f"| {view} | {100 * value:.2f} | {100 * result['chance'][view]:.2f} | "
@@ -461,9 +941,10 @@ def format_hits(hits: List[Dict[str, Any]], context: int = 6) -> str:
     return "\n".join(lines)
 
 
-def index_corpus(codes_path: str, out_dir: str) -> HammingIndex:
-    """`allennlp bits index`: indexes a codes corpus and saves it to `out_dir`."""
-    index = HammingIndex.from_file(codes_path)
+def index_corpus(codes_path: str, out_dir: str, index_type: str = "flat", **params: Optional[int]) -> HammingIndex:
+    """`allennlp bits index`: indexes a codes corpus with a FAISS index of type `index_type` (`threads` and the
+    parameters of `FaissBinaryIndex.build`) and saves it to `out_dir`."""
+    index = HammingIndex.from_file(codes_path, index_type, **params)
     index.save(out_dir)
     return index
 

@@ -49,25 +49,43 @@ def test_index(tmp_path):
     result = run_cli(["bits", "index", TRAIN, "--out", tmp_path / "index"])
     loaded = HammingIndex.load(str(tmp_path / "index"))
     assert np.array_equal(loaded.codes, HammingIndex.from_file(str(TRAIN)).codes) and len(loaded) == 691
-    assert "691 words of 44 sentences, K = 24, label views: tag, prefix, type" in result.stdout
+    assert "691 words of 44 sentences, K = 24, label views: tag, prefix, type; index type flat (FAISS " \
+        "IndexBinaryFlat, exact)" in result.stdout
+    assert loaded.index_type == "flat" and len(loaded.search_index) == 691
 
 
 def test_search(tmp_path):
-    index = HammingIndex.from_file(str(TRAIN))
-    index.save(str(tmp_path / "index"))
+    HammingIndex.from_file(str(TRAIN)).save(str(tmp_path / "index"))  # flat FAISS index
     result = run_cli(["bits", "search", tmp_path / "index", "--word", "Frodo", "--k", "4", "--json",
                       tmp_path / "hits.json"])
-    top, distances = index.search(index.word_code("Frodo")[0], 4)
+    index = HammingIndex.from_file(str(TRAIN), "numpy")
+    top, distances = index.search(index.word_code("Frodo")[0], 4)  # the numpy scan's answer
     hits = json.loads((tmp_path / "hits.json").read_text())["hits"]
     assert [hit["index"] for hit in hits] == top[0].tolist()
     assert [hit["distance"] for hit in hits] == distances[0].tolist()
     assert "| 1 | 0 | 7bc5eb | Frodo | B-PERSON | B | PERSON | [Frodo] Baggins left" in result.stdout
 
 
+def test_multihash_index_and_radius_search(tmp_path):
+    result = run_cli(["bits", "index", TRAIN, "--out", tmp_path / "index", "--index-type", "multihash",
+                      "--hash-tables", "3", "--hash-bits", "8"])
+    assert "index type multihash (FAISS IndexBinaryMultiHash, hash_tables 3, hash_bits 8, exact)" in result.stdout
+    hits = {}
+    for flags in ([], ["--numpy-scan"]):
+        output = run_cli(["bits", "search", tmp_path / "index", "--code", "7bc5eb", "--radius", "9", "--json",
+                          tmp_path / "hits.json"] + flags).stdout
+        hits[tuple(flags)] = json.loads((tmp_path / "hits.json").read_text())["hits"]
+        assert ("index type numpy" if flags else "index type multihash") in output
+    index = HammingIndex.from_file(str(TRAIN), "numpy")
+    found, distances = index.radius(0x7BC5EB, 9)
+    assert hits[()] == hits[("--numpy-scan",)] == index.hits(found[:100], distances[:100]) and len(found) > 1
+
+
 def test_precision(tmp_path):
     result = run_cli(["bits", "precision", "--database", TRAIN, "--queries", DEV, "--k", "20", "--ties", "average",
                       "--json", tmp_path / "p.json"])
-    expected = precision_at_k(HammingIndex.from_file(str(TRAIN)), read_codes_corpus(str(DEV)), k=20, ties="average")
+    expected = precision_at_k(HammingIndex.from_file(str(TRAIN), "numpy"), read_codes_corpus(str(DEV)), k=20,
+                              ties="average")  # the numpy scan; the command builds a flat FAISS index
     written = json.loads((tmp_path / "p.json").read_text())
     assert written["precision"] == expected["precision"] and written["queries"] == 319
     assert f"| type | {100 * expected['precision']['type']:.2f} |" in result.stdout
