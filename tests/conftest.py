@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -24,6 +25,26 @@ def run_cli(args, cwd=None, env=None, timeout=600):
         raise AssertionError(f"allennlp {' '.join(map(str, args))} failed ({result.returncode}):\n"
                              f"{result.stdout[-3000:]}\n{result.stderr[-6000:]}")
     return result
+
+
+def build(config: str, seed: Optional[int] = None, eval_mode: bool = False):
+    """A shipped config built as `allennlp train` builds it: its reader, the training instances, the vocabulary of
+    those and a fresh model (the config's variables come from the environment, e.g. `monkeypatch.setenv`). `seed`:
+    `torch.manual_seed` right before the model is made. Returns `(model, reader, instances)`."""
+    import torch
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader, Vocabulary
+    from allennlp.models import Model
+
+    import bitcode_allennlp.plugin  # noqa: F401
+
+    params = Params.from_file(str(CONFIGS / config))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))
+    if seed is not None:
+        torch.manual_seed(seed)
+    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
+    return (model.eval() if eval_mode else model), reader, instances
 
 
 @pytest.fixture(scope="session")

@@ -2,14 +2,13 @@
 ignore later words, and predicted trees are valid and scored by EVALB F1."""
 import pytest
 import torch
-from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
-from allennlp.data import Batch, DatasetReader, Vocabulary
-from allennlp.models import Model
+from allennlp.data import Batch
 from nltk import Tree
 
 import bitcode_allennlp.plugin  # noqa: F401
-from tests.conftest import CONFIGS
+from bitcode_allennlp.parsing.metrics.evalb import evalb_score
+from tests.conftest import CONFIGS, build
 
 BERT_POOLER = {
     "text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model.pooler.dense.weight",
@@ -24,14 +23,6 @@ class TestHashSpanParser(ModelTestCase):
         monkeypatch.setenv("EPOCHS", "1")
         self.ensure_model_can_train_save_and_load(CONFIGS / config, gradients_to_ignore=BERT_POOLER,
                                                   overrides=NO_SHUFFLE)
-
-
-def build(config):
-    params = Params.from_file(str(CONFIGS / config))
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    instances = list(reader.read(params.pop("train_data_path")))
-    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
-    return model.eval(), reader, instances
 
 
 def instances_for(reader, *sentences):
@@ -53,20 +44,30 @@ def ego_scores(model, reader, *sentences):
 def test_incremental_codes_do_not_see_later_words():
     first = ["The", "ring", "was", "held", "by", "Frodo", "."]
     second = ["The", "ring", "was", "held", "by", "Sauron", "!"]
-    model, reader, _ = build("parse_hash_incremental.jsonnet")
+    model, reader, _ = build("parse_hash_incremental.jsonnet", eval_mode=True)
     assert model.boundary == "left" and model.encoder.causal
     scores = ego_scores(model, reader, first, second)
     assert torch.allclose(scores[0, :5], scores[1, :5], atol=1e-6)
     assert not torch.allclose(scores[0, 5:], scores[1, 5:])
     codes = [o["code_hex"] for o in model.forward_on_instances(instances_for(reader, first, second))]
     assert codes[0][:5] == codes[1][:5]
-    bidirectional, reader_b, _ = build("parse_hash.jsonnet")
+    bidirectional, reader_b, _ = build("parse_hash.jsonnet", eval_mode=True)
     scores = ego_scores(bidirectional, reader_b, first, second)
     assert not torch.allclose(scores[0, :5], scores[1, :5], atol=1e-6)  # the bidirectional model sees them
 
 
 def test_predicted_trees_are_full_trees_over_the_words_and_scored():
-    model, _, instances = build("parse_hash.jsonnet")
+    model, _, instances = build("parse_hash.jsonnet", eval_mode=True)
+    # The untrained label scorer predicts no bracket at all; saying NP for every span gives brackets to score.
+    np_id, view = model.vocab.get_token_index("NP", model.label_namespace), model._view
+
+    def np_everywhere(tokens, mask):
+        span, label, scores = view(tokens, mask)  # label: (batch, n+1, n+1, labels)
+        label = label.clone()
+        label[..., np_id] += 100.0
+        return span, label, scores
+
+    model._view = np_everywhere
     model.get_metrics(reset=True)
     outputs = model.forward_on_instances(instances[:5])
     for instance, output in zip(instances[:5], outputs):
@@ -76,13 +77,18 @@ def test_predicted_trees_are_full_trees_over_the_words_and_scored():
         assert [tag for _, tag in tree.pos()] == instance["metadata"]["pos_tags"]
         assert len(output["spans"]) == 2 * len(words) - 1  # CKY returns a full binary tree
     metrics = model.get_metrics(reset=True)
-    assert 0.0 <= metrics["evalb_f1"] <= 1.0 and "code_distinct" in metrics
+    # the metric scored exactly the trees the model returned, against the readers' gold trees
+    expected = evalb_score([i["metadata"]["gold_tree"] for i in instances[:5]], [o["trees"] for o in outputs])
+    assert 0 < expected["matched_brackets"] < expected["test_brackets"]  # some right, some wrong
+    for key in ("recall", "precision", "f1", "exact"):
+        assert 100 * metrics[f"evalb_{key}"] == pytest.approx(expected[key]), key
+    assert "code_distinct" in metrics
     assert "code_same_label_same_code" not in metrics
 
 
 def test_gold_spans_score_perfectly_when_forced():
     """Feeding the gold chart as span scores (and gold labels) must give EVALB F1 = 1: decoding + build are exact."""
-    model, _, instances = build("parse_hash.jsonnet")
+    model, _, instances = build("parse_hash.jsonnet", eval_mode=True)
     batch = Batch(instances[:4])
     batch.index_instances(model.vocab)
     tensors = batch.as_tensor_dict()

@@ -3,14 +3,12 @@ positions; the mismatched embedder folds longer inputs, and there is still one c
 pair of the hash loss is masked), and a batch of identical sentences (no NaN in the loss or the gradients)."""
 import pytest
 import torch
-from allennlp.common import Params
-from allennlp.data import Batch, DatasetReader, Vocabulary
-from allennlp.models import Model
+from allennlp.data import Batch
 from nltk import Tree
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.modules.hash_loss import OBJECTIVES, SIMILARITIES, ContrastiveHashLoss
-from tests.conftest import CONFIGS
+from tests.conftest import build
 
 WINDOW = 512  # max_position_embeddings of the fixture BERT, and the configs' MAX_LENGTH
 SENTENCE = ["Frodo", "held", "the", "ring", "."]
@@ -18,16 +16,6 @@ TREE = Tree.fromstring("(S (NP (NNP Frodo)) (VP (VBD held) (NP (DT the) (NN ring
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/reliability/conftest.py
-
-
-def build(config, monkeypatch, **env):
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    params = Params.from_file(str(CONFIGS / config))
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    instances = list(reader.read(params.pop("train_data_path")))
-    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
-    return model, reader
 
 
 def indexed(reader, sentences, trees=None):
@@ -60,8 +48,8 @@ def long_words(count):
     return [f"w{i % 50}" for i in range(count)]  # about 3 word pieces each
 
 
-def test_tagger_sentence_longer_than_the_plm_window_trains_and_gets_one_code_per_word(monkeypatch):
-    model, reader = build("ner_hash.jsonnet", monkeypatch)
+def test_tagger_sentence_longer_than_the_plm_window_trains_and_gets_one_code_per_word():
+    model, reader, _ = build("ner_hash.jsonnet")
     words = long_words(700)
     batch = tensors(model, indexed(reader, [words]))
     assert batch["tokens"]["tokens"]["token_ids"].shape[1] > 3 * WINDOW  # folded into 4 windows
@@ -72,9 +60,9 @@ def test_tagger_sentence_longer_than_the_plm_window_trains_and_gets_one_code_per
     assert len(output["tags"]) == len(output["code_hex"]) == 700
 
 
-def test_parser_300_words_longer_than_the_plm_window_train_step_and_cky(monkeypatch):
+def test_parser_300_words_longer_than_the_plm_window_train_step_and_cky():
     # Also the parser-memory benchmark's case (benchmarks/parser_memory.py): 300 words, two views, tree CRF, CKY.
-    model, reader = build("parse_hash.jsonnet", monkeypatch)
+    model, reader, _ = build("parse_hash.jsonnet")
     words = long_words(300)
     tree = Tree("S", [Tree("NP", [Tree("NN", [word]) for word in words[i : i + 10]]) for i in range(0, 300, 10)])
     batch = tensors(model, indexed(reader, [words], [tree]))
@@ -88,9 +76,9 @@ def test_parser_300_words_longer_than_the_plm_window_train_step_and_cky(monkeypa
     assert Tree.fromstring(output["trees"]).leaves() == words
 
 
-def test_one_word_sentences(monkeypatch):
+def test_one_word_sentences():
     # Two one-word sentences with the same word: every pair of the hash loss is masked, the loss is exactly 0.
-    tagger, reader = build("ner_hash.jsonnet", monkeypatch)
+    tagger, reader, _ = build("ner_hash.jsonnet")
     tagger.train()
     output = tagger(**tensors(tagger, indexed(reader, [["Hi"], ["Hi"]])), tags=torch.zeros(2, 1, dtype=torch.long))
     assert output["hash_loss"].item() == 0.0
@@ -98,7 +86,7 @@ def test_one_word_sentences(monkeypatch):
     tagger.eval()
     assert len(tagger.forward_on_instances(indexed(reader, [["Hi"]]))[0]["code_hex"]) == 1
 
-    parser, preader = build("parse_hash.jsonnet", monkeypatch)
+    parser, preader, _ = build("parse_hash.jsonnet")
     parser.train()
     one = Tree("NP", [Tree("NN", ["Hi"])])
     output = parser(**tensors(parser, indexed(preader, [["Hi"], ["Hi"]], [one, one])))
@@ -124,13 +112,13 @@ def test_hash_loss_of_one_word_and_of_all_masked_words(similarity, objective):
             assert value.item() == pytest.approx(0.0, abs=1e-6)
 
 
-def test_batch_of_identical_sentences_has_finite_loss_and_gradients(monkeypatch):
-    tagger, reader = build("ner_hash.jsonnet", monkeypatch)
+def test_batch_of_identical_sentences_has_finite_loss_and_gradients():
+    tagger, reader, _ = build("ner_hash.jsonnet")
     tagger.train()
     output = tagger(**tensors(tagger, indexed(reader, [SENTENCE] * 8)), tags=torch.zeros(8, 5, dtype=torch.long))
     assert_finite_step(output, tagger)
 
-    parser, preader = build("parse_hash.jsonnet", monkeypatch)
+    parser, preader, _ = build("parse_hash.jsonnet")
     parser.train()
     output = parser(**tensors(parser, indexed(preader, [SENTENCE] * 8, [TREE] * 8)))
     assert_finite_step(output, parser)

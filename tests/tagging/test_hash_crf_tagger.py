@@ -2,29 +2,18 @@
 the two-view hash loss reaching the PLM, and β = 0 as a plain single-view baseline."""
 import pytest
 import torch
-from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
-from allennlp.data import Batch, DatasetReader, Vocabulary
-from allennlp.models import Model
+from allennlp.data import Batch
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.common.hashing_model import word_identity
-from tests.conftest import CONFIGS
+from tests.conftest import CONFIGS, build
 
 # The BERT pooler is not used by the mismatched embedder, so it gets no gradient.
 POOLER = {
     "text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model.pooler.dense.weight",
     "text_field_embedder.token_embedder_tokens._matched_embedder.transformer_model.pooler.dense.bias",
 }
-
-
-def build(config: str, **env):
-    params = Params.from_file(str(CONFIGS / config))
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    instances = list(reader.read(params.pop("train_data_path")))
-    vocab = Vocabulary.from_instances(instances)
-    model = Model.from_params(vocab=vocab, params=params.pop("model"))
-    return model, instances, reader
 
 
 class TestHashCrfTagger(ModelTestCase):
@@ -42,7 +31,7 @@ def ner():
 
 
 def test_outputs_carry_codes_and_hex(ner):
-    model, instances, _ = ner
+    model, _, instances = ner
     model.eval()
     outputs = model.forward_on_instances(instances[:3])
     for instance, output in zip(instances[:3], outputs):
@@ -53,7 +42,7 @@ def test_outputs_carry_codes_and_hex(ner):
 
 
 def test_hash_loss_gradient_reaches_plm_and_hash_layer(ner):
-    model, instances, _ = ner
+    model, _, instances = ner
     model.train()
     batch = Batch(instances[:4])
     batch.index_instances(model.vocab)
@@ -68,7 +57,7 @@ def test_hash_loss_gradient_reaches_plm_and_hash_layer(ner):
 
 
 def test_two_views_loss_is_sum_of_parts(ner):
-    model, instances, _ = ner
+    model, _, instances = ner
     model.train()
     batch = Batch(instances[:4])
     batch.index_instances(model.vocab)
@@ -99,12 +88,12 @@ def count_embedder_calls(model, instances):
 
 def test_beta_zero_baseline_has_two_views_unless_asked(monkeypatch, ner):
     monkeypatch.setenv("BETA", "0")
-    model, instances, _ = build("ner_hash.jsonnet")  # Algorithm 1's baseline: two task losses, no hash loss
+    model, _, instances = build("ner_hash.jsonnet")  # Algorithm 1's baseline: two task losses, no hash loss
     assert model.beta == 0 and model.two_views
     calls, output = count_embedder_calls(model, instances[:2])
     assert calls == 2 and "hash_loss" not in output and "loss" in output
     monkeypatch.setenv("TWO_VIEWS", "false")
-    model, instances, _ = build("ner_hash.jsonnet")
+    model, _, instances = build("ner_hash.jsonnet")
     assert model.beta == 0 and not model.two_views
     calls, output = count_embedder_calls(model, instances[:2])
     assert calls == 1 and "hash_loss" not in output and "loss" in output
@@ -128,7 +117,7 @@ def eval_loss(model, instances):
 
 def test_task_loss_per_word(monkeypatch):
     monkeypatch.setenv("TASK_LOSS", "word")
-    model, instances, _ = build("pos_hash.jsonnet")
+    model, _, instances = build("pos_hash.jsonnet")
     output, tensors = eval_loss(model, instances[:3])
     mask = output["mask"]
     summed = -model.crf(output["logits"], tensors["tags"], mask)
@@ -140,7 +129,7 @@ def test_task_loss_per_word(monkeypatch):
 
 def test_code_head_reads_the_signs_and_adds_its_loss(monkeypatch):
     monkeypatch.setenv("CODE_HEAD", "0.5")
-    model, instances, _ = build("pos_hash.jsonnet")
+    model, _, instances = build("pos_hash.jsonnet")
     output, tensors = eval_loss(model, instances[:3])
     mask, tags = output["mask"], tensors["tags"]
     _, scores = model.encode(tensors["tokens"], mask)  # eval: the same scores as the forward
@@ -161,7 +150,7 @@ def test_code_head_reads_the_signs_and_adds_its_loss(monkeypatch):
 
 
 def test_decoding_is_allennlps_viterbi_tags_and_metrics_count_it(ner):
-    model, instances, _ = ner  # BIOUL: constrained transitions, start/end transitions
+    model, _, instances = ner  # BIOUL: constrained transitions, start/end transitions
     saved = model.crf.transitions.detach().clone()
     with torch.no_grad():  # a trained-looking CRF: transitions that change the best path
         model.crf.transitions.normal_(0, 2.0)
@@ -181,7 +170,7 @@ def test_decoding_is_allennlps_viterbi_tags_and_metrics_count_it(ner):
 
 def test_training_metrics_false_skips_decoding_in_training_only(monkeypatch, ner):
     monkeypatch.setenv("TRAINING_METRICS", "false")
-    model, instances, _ = build("ner_hash.jsonnet")
+    model, _, instances = build("ner_hash.jsonnet")
     assert not model.training_metrics and ner[0].training_metrics  # default: decode in training, as before
     batch = Batch(instances[:4])
     batch.index_instances(model.vocab)

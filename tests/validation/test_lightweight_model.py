@@ -5,27 +5,15 @@ import random
 
 import pytest
 import torch
-from allennlp.common import Params
-from allennlp.data import DatasetReader, Vocabulary
-from allennlp.models import Model
 from allennlp.modules.seq2seq_encoders import PytorchTransformer
 from nltk import Tree
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
 from bitcode_allennlp.validation.binary_code_embedder import BinaryCodeEmbedder
-from tests.conftest import CONFIGS, FIXTURES
+from tests.conftest import FIXTURES, build
 
 CODES = FIXTURES / "data" / "codes"
-
-
-def build(config):
-    params = Params.from_file(str(CONFIGS / config))
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    instances = list(reader.read(params.pop("train_data_path")))
-    torch.manual_seed(0)
-    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=params.pop("model"))
-    return model.eval(), reader
 
 
 def renamed_words(source, target):
@@ -52,7 +40,7 @@ def renamed_words(source, target):
     ("parse_code.jsonnet", "parse.dev.jsonl", ["spans", "span_label_ids"]),
 ])
 def test_outputs_do_not_depend_on_the_words(config, codes, keys, tmp_path):
-    model, reader = build(config)
+    model, reader, _ = build(config, seed=0, eval_mode=True)
     original = CODES / codes
     renamed = renamed_words(original, tmp_path / codes)
     runs = []
@@ -72,7 +60,7 @@ def test_outputs_do_not_depend_on_the_words(config, codes, keys, tmp_path):
 
 @pytest.mark.parametrize("config", ["ner_code.jsonnet", "pos_code.jsonnet", "parse_code.jsonnet"])
 def test_lightweight_architecture(config):
-    model, _ = build(config)
+    model, _, _ = build(config, seed=0, eval_mode=True)
     embedder = model.text_field_embedder._token_embedders["codes"]
     assert isinstance(embedder, BinaryCodeEmbedder) and embedder.num_bits == 24
     assert embedder.get_output_dim() % 24 == 0
@@ -85,7 +73,7 @@ def test_lightweight_architecture(config):
 
 @pytest.mark.parametrize("config, length", [("ner_code.jsonnet", 1000), ("parse_code.jsonnet", 300)])
 def test_long_and_one_word_sentences(config, length):
-    model, reader = build(config)
+    model, reader, _ = build(config, seed=0, eval_mode=True)
     random.seed(0)
     for size in (length, 1):
         codes = [f"{random.getrandbits(24):06x}" for _ in range(size)]
@@ -102,7 +90,7 @@ def test_long_and_one_word_sentences(config, length):
 def test_default_predictor_reads_codes(config):
     from allennlp.predictors import Predictor
 
-    model, reader = build(config)
+    model, reader, _ = build(config, seed=0, eval_mode=True)
     predictor = Predictor.by_name(model.default_predictor)(model, reader)
     line = json.loads((CODES / ("ner.dev.jsonl" if "ner" in config else "parse.dev.jsonl")).read_text().splitlines()[0])
     extra = {"pos_tags": ["NN"] * len(line["codes"])} if "parse" in config else {}
