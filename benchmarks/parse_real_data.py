@@ -27,7 +27,7 @@ def main() -> None:
     from allennlp.models.archival import load_archive
 
     from bitcode_allennlp.parsing.metrics.evalb import evalb_score
-    from tests.parsing.helpers import compile_evalb, run_evalb, within_evalb_limits
+    from bitcode_allennlp.parsing.metrics.evalb_program import compile_evalb, run_evalb, within_evalb_limits
 
     archive = load_archive(args.archive)
     model, reader = archive.model.eval(), archive.dataset_reader
