@@ -112,6 +112,20 @@ def test_bits_user_error_in_the_light_process(tmp_path):
     assert lines[1:] == ["(set BITCODE_DEBUG=1 for the full traceback)"]
 
 
+def test_bits_output_into_a_closed_pipe_stops_quietly():
+    """`allennlp bits stats ... | head -1`: the reader has gone; no BrokenPipeError traceback, no usage error."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # closed before the command writes anything: every write fails, deterministically
+    try:
+        result = subprocess.run([sys.executable, "-m", "allennlp", "bits", "stats",
+                                 str(FIXTURES / "data" / "codes" / "ner.train.jsonl")],
+                                stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 1
+    assert result.stderr == ""
+
+
 # ------------------------------------------------------------------------------------------------ in-process
 
 

@@ -13,6 +13,7 @@ same interface: `ConfigurationError` (the base of `DataFormatError`, raised for 
 `register` does nothing). Everywhere else, `from bitcode_allennlp.common.light_cli import ConfigurationError,
 Subcommand` gives AllenNLP's own classes.
 """
+import os
 import sys
 from typing import Any, List, Optional
 
@@ -170,6 +171,9 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
             parsed.func(parsed)
         else:
             parser.print_help()
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as Python's docs advise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as error:
         checks = sys.modules.get("allennlp.common.checks") or checks
         if checks is not None:
@@ -179,5 +183,8 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
         report_user_error(prog, args, error)
         return 1
     finally:
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
