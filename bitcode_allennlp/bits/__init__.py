@@ -7,8 +7,9 @@ The `allennlp bits` subcommand (`command.py`) and the same as a Python API:
   pair agreement, ceil(log2 L);
 * `heatmap` (`allennlp bits heatmap`): P(bit i = 1 | label) per label view as PNG and JSON (paper Figure 4);
 * `diff` (`allennlp bits diff`): two sentences' codes aligned, differing bits marked, text and HTML (Figure 3);
-* `index` (`allennlp bits index`, `search`, `precision`): Hamming index (memory-mapped .npy), top-k and radius
-  search, precision@k by label (DHIM's protocol);
+* `index` (`allennlp bits index`, `search`, `precision`): Hamming index on disk (FAISS binary index, exact flat by
+  default, multi-hash for radius search, HNSW / IVF approximate; or a numpy scan), top-k and radius search with ties
+  in corpus order, precision@k by label (DHIM's protocol);
 * `probe` (`allennlp bits probe`): do the codes carry the task? dev accuracy of code majority, Hamming k-NN votes,
   linear and MLP probes beside the word-majority baseline; same-word distance, eta^2 per bit.
 """
