@@ -22,9 +22,10 @@ def test_evaluate(ner_archive):
     out = workdir / "metrics.json"
     run_cli(["evaluate", archive, FIXTURES / "data/conll2012/development", "--output-file", out], cwd=workdir)
     metrics = json.loads(out.read_text())
+    # the training's last validation was on this file with the same weights (one epoch) and batches
+    trained = json.loads((workdir / "run" / "metrics.json").read_text())
     for key in ("accuracy", "f1-measure-overall", "code_distinct", "code_bit_entropy", "loss"):
-        assert key in metrics
-    assert 0.0 <= metrics["code_distinct"] <= 1.0
+        assert metrics[key] == pytest.approx(trained[f"validation_{key}"], abs=1e-12), key
 
 
 def test_predict_with_default_predictor_in_batches(ner_archive):
@@ -55,7 +56,8 @@ def test_parser_train_evaluate_predict(tmp_path):
     archive = tmp_path / "run" / "model.tar.gz"
     out = tmp_path / "metrics.json"
     run_cli(["evaluate", archive, FIXTURES / "data/ptb/craft_dev.tree", "--output-file", out], cwd=tmp_path)
-    assert 0.0 <= json.loads(out.read_text())["evalb_f1"] <= 1.0
+    trained = json.loads((tmp_path / "run" / "metrics.json").read_text())  # validated on craft_dev.tree
+    assert json.loads(out.read_text())["evalb_f1"] == pytest.approx(trained["validation_evalb_f1"], abs=1e-12)
     inputs = tmp_path / "input.jsonl"
     inputs.write_text('{"sentence": "The ring was held by Frodo."}\n'
                       '{"tokens": ["Bone", "growth"], "pos_tags": ["NN", "NN"]}\n')
