@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from bitcode_allennlp.modules.window_encoder import WindowFeedForwardEncoder
-from tests.validation.test_lightweight_model import CODES, build, renamed_words
+from tests.conftest import build
+from tests.validation.test_lightweight_model import CODES, renamed_words
 
 
 @pytest.fixture
@@ -15,7 +16,7 @@ def window(monkeypatch):
 
 @pytest.mark.parametrize("config, codes", [("ner_code.jsonnet", "ner.dev.jsonl"), ("pos_code.jsonnet", "pos.dev.jsonl")])
 def test_window_model_reads_codes_only(window, config, codes, tmp_path):
-    model, reader = build(config)
+    model, reader, _ = build(config, seed=0, eval_mode=True)
     assert isinstance(model.encoder, WindowFeedForwardEncoder) and model.encoder.get_input_dim() == 48
     assert sum(p.numel() for p in model.parameters()) < 30_000
     runs = []
