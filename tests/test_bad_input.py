@@ -352,3 +352,19 @@ def test_tag_with_invisible_space_is_quoted(tmp_path):
     with pytest.raises(DataFormatError) as info:
         list(ConllColumnsDatasetReader().read(str(path)))
     assert str(info.value) == f"{path}, line 2: 'I-PER ' does not continue a 'PER ' span (after 'B-PER')"
+
+
+def test_predict_arguments_wrapper_is_idempotent():
+    """Wrapping `Predict.add_subparser` twice (the fix applied again) must not add `--skip-bad-lines` twice."""
+    import argparse
+
+    from bitcode_allennlp.common.bad_input import add_predict_arguments
+
+    def original(self, parser):
+        return parser.add_parser("predict")
+
+    once = add_predict_arguments(original)
+    assert add_predict_arguments(once) is once
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    subparser = add_predict_arguments(once)(None, subparsers)  # no argparse conflict
+    assert subparser.parse_args(["--skip-bad-lines"]).skip_bad_lines is True

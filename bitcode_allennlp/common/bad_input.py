@@ -116,7 +116,10 @@ _SKIP_BAD_LINES: "contextvars.ContextVar[bool]" = contextvars.ContextVar("skip_b
 
 
 def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
-    """`Predict.add_subparser`, adding `--skip-bad-lines`."""
+    """`Predict.add_subparser`, adding `--skip-bad-lines`. Idempotent: wrapping an already wrapped one returns it
+    (a second wrapper would add the option twice, an argparse conflict)."""
+    if getattr(original, "_bitcode_compat", False):
+        return original
 
     def add_subparser(self, parser):
         subparser = original(self, parser)
@@ -136,6 +139,7 @@ def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
         return subparser
 
     add_subparser.__wrapped__ = original  # type: ignore[attr-defined]
+    add_subparser._bitcode_compat = True  # type: ignore[attr-defined]
     return add_subparser
 
 
