@@ -15,7 +15,7 @@ search, each step the `allennlp` command a user would type (printed as it runs).
 2. `allennlp predict` on a few tweet-like sentences (`EXAMPLES`, or `--sentences`) → OUT/predictions.jsonl,
    printed as entities and one code per word.
 3. `allennlp hash-corpus` of the train and dev samples → OUT/codes/{train,dev}.jsonl (MiniLM's vectors come from
-   the cache), for `allennlp bits` (README, *Reading the codes*).
+   the cache), for `allennlp bits` (docs/reading_codes.md).
 4. `allennlp bits index` of those codes → OUT/index, and `allennlp bits search` for the dev words nearest to the
    code of the first word of the first person predicted in step 2 (else of the first entity, else the first word).
 
@@ -295,7 +295,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     parser.add_argument("--sentences", nargs="+", default=EXAMPLES, metavar="SENTENCE",
                         help="sentences to predict (default: a few tweet-like ones)")
     parser.add_argument("--set", nargs="+", default=[], metavar="VAR=VALUE",
-                        help="training config variables (README, 'Configs and their variables') over the demo's "
+                        help="training config variables (docs/configs.md) over the demo's "
                              f"{' '.join(f'{k}={v}' for k, v in SETTINGS.items())}, e.g. CODE_HEAD=0 BETA=0.05")
     args = parser.parse_args(argv)
     from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
