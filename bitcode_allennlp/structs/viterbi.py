@@ -26,13 +26,27 @@ Semantics are exactly those of ``viterbi_tags(logits, mask)`` with ``top_k=None`
   uses float32, so float32 emissions give bit-identical scores; ties between equal scores may break differently,
   since ``argmax`` and AllenNLP's ``topk`` need not pick the same index).
 
-Cost: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over positions only; values
+Backends (``backend=``, or the environment variable ``BITCODE_VITERBI``; default ``auto``):
+
+* ``numba`` -- a compiled loop (``numba.njit``, compiled on first use and cached on disk), one sentence at a
+  time, only over its unmasked positions. The max over previous states runs as an element-wise running maximum
+  over the next state (vectorized by the compiler, no reduction to reorder), then the emission is added: the same
+  float additions as the torch backend, and a max is exact whatever the order, so the same scores and, with the
+  argmax taken as the first maximum (as ``torch.argmax``), the same paths. About 6x faster than the torch backend
+  on a 49-tag POS CRF (``benchmarks/validation_speed.py``).
+* ``torch`` -- the batched tensor code below; used where numba is not installed or the emissions are not on the
+  CPU.
+* ``auto`` -- ``numba`` for CPU tensors where numba imports, else ``torch``.
+
+Cost of the torch backend: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over positions only; values
 only, ``amax``, which is about 3x faster on CPU than ``max`` with indices), and a back-trace, also batched, that
 recomputes the argmax for the chosen state of each sentence only (a ``(batch, tags + 2)`` add-and-argmax per
 position, over the same floats, so the same choice as back-pointers would give).
 """
-from typing import List, Optional, Tuple
+import os
+from typing import Any, List, Optional, Tuple
 
+import numpy
 import torch
 
 PENALTY = -10000.0  # AllenNLP's score of a forbidden transition and of START / END at a word
@@ -74,6 +88,7 @@ def viterbi_decode(
     start_transitions: Optional[torch.Tensor] = None,
     end_transitions: Optional[torch.Tensor] = None,
     constraint_mask: Optional[torch.Tensor] = None,
+    backend: Optional[str] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """
     The best tag sequence of each sentence, as ``ConditionalRandomField.viterbi_tags(emissions, mask)``.
@@ -84,6 +99,7 @@ def viterbi_decode(
     transitions : ``(tags, tags)``, ``transitions[i, j]`` scores tag ``i`` followed by tag ``j``.
     start_transitions, end_transitions : ``(tags,)`` or ``None`` (see ``crf_transitions``).
     constraint_mask : ``(tags + 2, tags + 2)`` allowed transitions including START / END, or ``None``.
+    backend : ``"auto"``, ``"numba"`` or ``"torch"`` (module docstring); ``None``: ``$BITCODE_VITERBI`` or ``"auto"``.
 
     # Returns
     ``paths``: ``(batch, words)`` int64, the best tag at each unmasked position, 0 at masked ones (read the first
@@ -94,6 +110,9 @@ def viterbi_decode(
     states = tags + 2
     full = crf_transitions(transitions, start_transitions, end_transitions, constraint_mask)  # (tags+2, tags+2)
     dtype = torch.promote_types(emissions.dtype, full.dtype)  # at least float32, float64 if either is
+    kernel = _kernel_for(backend, emissions)
+    if kernel is not None:
+        return _decode_numba(kernel, emissions, mask, full, dtype)
     into = full.t().contiguous().to(device=emissions.device, dtype=dtype)  # (tags+2, tags+2): into[j, k] = k → j
     mask = mask.to(device=emissions.device, dtype=torch.bool)  # (batch, words)
     emit = emissions.new_full((words, batch, states), PENALTY, dtype=dtype)  # (words, batch, tags+2)
@@ -118,6 +137,101 @@ def viterbi_decode(
             tag = torch.where(mask[:, t], previous, tag)  # (batch,)
     paths.masked_fill_(~mask, 0)  # (batch, words)
     return paths, scores
+
+
+BACKENDS = ("auto", "numba", "torch")
+_KERNEL: List[Any] = []  # the compiled numba kernel, once built; [None] where numba does not import
+
+
+def _kernel_for(backend: Optional[str], emissions: torch.Tensor) -> Any:
+    """The numba kernel if ``backend`` asks for it (or ``auto`` and it can run here), else ``None`` (torch)."""
+    backend = backend or os.environ.get("BITCODE_VITERBI", "auto")
+    if backend not in BACKENDS:
+        raise ValueError(f"Viterbi backend {backend!r} is not one of {', '.join(BACKENDS)} (BITCODE_VITERBI)")
+    if backend == "torch" or emissions.device.type != "cpu":
+        if backend == "numba":
+            raise ValueError(f"the numba Viterbi backend runs on CPU tensors only, not on {emissions.device}")
+        return None
+    if not _KERNEL:
+        _KERNEL.append(_build_kernel())
+    if _KERNEL[0] is None and backend == "numba":
+        raise ImportError("the numba Viterbi backend needs numba (pip install numba); BITCODE_VITERBI=torch avoids it")
+    return _KERNEL[0]
+
+
+def _decode_numba(kernel: Any, emissions: torch.Tensor, mask: torch.Tensor, full: torch.Tensor,
+                  dtype: torch.dtype) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``viterbi_decode`` through the compiled kernel: numpy views in, torch tensors out."""
+    import numpy
+
+    batch, words, _ = emissions.shape
+    emit = emissions.detach().to(dtype).contiguous().numpy()  # (batch, words, tags)
+    allowed = mask.detach().to(device="cpu", dtype=torch.bool).contiguous().numpy()  # (batch, words)
+    trans = full.to(dtype).contiguous().numpy()  # (tags+2, tags+2): trans[k, j] = k → j
+    paths = numpy.zeros((batch, words), dtype=numpy.int64)  # (batch, words)
+    scores = numpy.empty(batch, dtype=emit.dtype)  # (batch,)
+    kernel(emit, allowed, trans, emit.dtype.type(PENALTY), paths, scores)
+    return torch.from_numpy(paths), torch.from_numpy(scores)
+
+
+def _viterbi_loop(emit, mask, trans, penalty, paths, scores):  # pragma: no cover (runs compiled)
+    """One sentence at a time, AllenNLP's trellis over tags + 2 states (module docstring), written for numba.
+    emit (batch, words, tags); mask (batch, words) bool; trans (tags+2, tags+2), trans[k, j] = k → j; penalty a
+    scalar of emit's dtype; writes paths (batch, words) int64 (0 at masked positions) and scores (batch,)."""
+    batch, words, tags = emit.shape
+    states = tags + 2
+    zero = penalty - penalty
+    for b in range(batch):
+        alphas = numpy.empty((words + 1, states), dtype=emit.dtype)  # alphas[t + 1] after word t
+        alphas[0, :] = penalty
+        alphas[0, tags] = zero  # step 0: START
+        for t in range(words):
+            if not mask[b, t]:  # carried over unchanged
+                alphas[t + 1, :] = alphas[t, :]
+                continue
+            for j in range(states):  # from state 0, then a running maximum over the other previous states
+                alphas[t + 1, j] = alphas[t, 0] + trans[0, j]
+            for k in range(1, states):
+                previous = alphas[t, k]
+                for j in range(states):
+                    alphas[t + 1, j] = max(alphas[t + 1, j], previous + trans[k, j])
+            for j in range(tags):
+                alphas[t + 1, j] += emit[b, t, j]
+            alphas[t + 1, tags] += penalty  # START and END emit the penalty at a word
+            alphas[t + 1, tags + 1] += penalty
+        best_score = zero
+        state = 0
+        for j in range(states):  # the step after the last word: only END scores 0
+            into_j = alphas[words, 0] + trans[0, j]
+            for k in range(1, states):
+                into_j = max(into_j, alphas[words, k] + trans[k, j])
+            into_j += zero if j == tags + 1 else penalty
+            if j == 0 or into_j > best_score:
+                best_score = into_j
+                state = j
+        scores[b] = best_score
+        for t in range(words, -1, -1):  # back-trace: the first best previous state of the chosen one
+            if t < words:
+                paths[b, t] = state if mask[b, t] else 0
+                if t == 0 or not mask[b, t]:
+                    continue
+            best_previous = alphas[t, 0] + trans[0, state]
+            chosen = 0
+            for k in range(1, states):
+                candidate = alphas[t, k] + trans[k, state]
+                if candidate > best_previous:
+                    best_previous = candidate
+                    chosen = k
+            state = chosen
+
+
+def _build_kernel() -> Any:
+    """``_viterbi_loop`` compiled by numba (cached on disk), or ``None`` where numba does not import."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True, nogil=True)(_viterbi_loop)
 
 
 def paths_to_lists(paths: torch.Tensor, mask: torch.Tensor) -> List[List[int]]:

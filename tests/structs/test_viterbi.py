@@ -1,6 +1,7 @@
-"""Oracles for the batched Viterbi decoder: AllenNLP's `ConditionalRandomField.viterbi_tags` (sentence by sentence)
-on random batches of variable lengths, with and without start/end transitions and BIOUL constraints, and brute-force
-enumeration of every tag sequence of short sentences."""
+"""Oracles for the batched Viterbi decoder, each backend (numba, torch): AllenNLP's
+`ConditionalRandomField.viterbi_tags` (sentence by sentence) on random batches of variable lengths, with and without
+start/end transitions and BIOUL constraints, brute-force enumeration of every tag sequence of short sentences, and
+the two backends against each other (the same paths and bit-identical scores)."""
 import itertools
 
 import pytest
@@ -9,6 +10,10 @@ from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.modules.conditional_random_field.conditional_random_field import allowed_transitions
 
 from bitcode_allennlp.structs import crf_transitions, paths_to_lists, viterbi_decode, viterbi_tags
+from bitcode_allennlp.structs import viterbi as viterbi_module
+
+numba = pytest.importorskip("numba")  # a runtime dependency (requirements.txt); the torch backend needs none
+BACKENDS = ["numba", "torch"]
 
 LENGTHS = [7, 1, 4, 7, 2, 5, 3, 6]  # 1 and the full length 7 included
 BIOUL = ["O", "B-PER", "I-PER", "L-PER", "U-PER", "B-LOC", "I-LOC", "L-LOC", "U-LOC"]
@@ -36,6 +41,13 @@ def random_batch(lengths, num_tags, seed, dtype=torch.float32):
     return emissions.to(dtype), mask
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request, monkeypatch):
+    """Each test that takes it runs once per backend, chosen as users do: BITCODE_VITERBI."""
+    monkeypatch.setenv("BITCODE_VITERBI", request.param)
+    return request.param
+
+
 def ours(crf, emissions, mask):
     return viterbi_tags(emissions, mask, crf.transitions,
                         crf.start_transitions if crf.include_start_end_transitions else None,
@@ -45,7 +57,7 @@ def ours(crf, emissions, mask):
 
 @pytest.mark.parametrize("start_end", [True, False])
 @pytest.mark.parametrize("constrained", [False, True])
-def test_matches_allennlp_viterbi_tags(constrained, start_end):
+def test_matches_allennlp_viterbi_tags(constrained, start_end, backend):
     num_tags = len(BIOUL)
     for seed in range(10):
         crf = random_crf(num_tags, constrained, start_end, seed)
@@ -66,7 +78,7 @@ def is_bioul(path):
     return all((index[a], index[b]) in allowed for a, b in zip(labels, labels[1:]))
 
 
-def test_inputs_are_discriminative():
+def test_inputs_are_discriminative(backend):
     """The oracle tests would catch a decoder that ignores transitions or constraints: on these inputs the greedy
     argmax and the unconstrained Viterbi paths are often not valid BIOUL, and the constrained ones always are."""
     crf = random_crf(len(BIOUL), True, True, 0)
@@ -80,7 +92,7 @@ def test_inputs_are_discriminative():
     assert constrained != free != greedy
 
 
-def test_any_mask_and_an_all_padding_row_as_allennlp():
+def test_any_mask_and_an_all_padding_row_as_allennlp(backend):
     crf = random_crf(len(BIOUL), True, True, 1)
     emissions, _ = random_batch([6] * 5, len(BIOUL), 1)
     mask = torch.tensor([[1, 0, 1, 1, 0, 1], [0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 1], [0, 1, 1, 0, 0, 0],
@@ -112,7 +124,7 @@ def brute_force(emissions, transitions, start, end, allowed=None):
 
 @pytest.mark.parametrize("constrained", [False, True])
 @pytest.mark.parametrize("start_end", [True, False])
-def test_matches_brute_force_on_short_sentences(constrained, start_end):
+def test_matches_brute_force_on_short_sentences(constrained, start_end, backend):
     lengths = [1, 2, 3, 4, 4, 3]
     num_tags = len(BIOUL) if constrained else 4
     for seed in range(4):
@@ -143,3 +155,52 @@ def test_decoding_transitions_are_allennlps():
     assert (full[:, start] == -10000).all() and (full[end, :] == -10000).all() and full[start, end] == -10000
     no_start_end = crf_transitions(crf.transitions, None, None, crf._constraint_mask)
     assert set(no_start_end[start, :start].tolist()) == {0.0, -10000.0}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_backends_agree_bit_for_bit(dtype):
+    """Random masks with holes, empty rows, ties (integer emissions and transitions), many tags, large scores,
+    constrained or not: the numba and torch backends give the same paths and the same score bits."""
+    gen = torch.Generator().manual_seed(0)
+    for trial in range(12):
+        tags = [3, len(BIOUL), 49][trial % 3]
+        crf = random_crf(tags, constrained=tags == len(BIOUL) and trial % 2 == 0, start_end=trial % 4 < 2, seed=trial)
+        emissions = torch.randn(6, 9, tags, generator=gen, dtype=torch.float64) * (1e3 if trial == 5 else 3)
+        if trial % 3 == 1:  # ties everywhere
+            emissions = emissions.round()
+            with torch.no_grad():
+                crf.transitions.copy_(crf.transitions.round())
+        mask = torch.rand(6, 9, generator=gen) < 0.7  # (batch, words): holes
+        mask[0] = False  # a row without words
+        args = (emissions.to(dtype), mask, crf.transitions,
+                crf.start_transitions if crf.include_start_end_transitions else None,
+                crf.end_transitions if crf.include_start_end_transitions else None,
+                crf._constraint_mask if trial % 2 == 0 else None)
+        paths_n, scores_n = viterbi_decode(*args, backend="numba")
+        paths_t, scores_t = viterbi_decode(*args, backend="torch")
+        assert torch.equal(paths_n, paths_t), trial
+        assert scores_n.dtype == scores_t.dtype == torch.promote_types(dtype, torch.float32)
+        assert torch.equal(scores_n, scores_t), trial
+    empty = viterbi_decode(torch.zeros(2, 0, 3), torch.zeros(2, 0, dtype=torch.bool), torch.zeros(3, 3),
+                           backend="numba")
+    assert empty[0].shape == (2, 0) and torch.equal(empty[1], viterbi_decode(
+        torch.zeros(2, 0, 3), torch.zeros(2, 0, dtype=torch.bool), torch.zeros(3, 3), backend="torch")[1])
+
+
+def test_backend_choice_and_errors(monkeypatch):
+    emissions, mask = random_batch([2, 1], 3, 0)
+    monkeypatch.setenv("BITCODE_VITERBI", "cuda-magic")
+    with pytest.raises(ValueError, match="'cuda-magic' is not one of auto, numba, torch"):
+        viterbi_decode(emissions, mask, torch.zeros(3, 3))
+    monkeypatch.setenv("BITCODE_VITERBI", "auto")
+    calls = []
+    monkeypatch.setattr(viterbi_module, "_decode_numba", lambda *a: calls.append(a) or (None, None))
+    viterbi_decode(emissions, mask, torch.zeros(3, 3))
+    assert len(calls) == 1  # auto takes numba on CPU tensors where it imports
+    viterbi_decode(emissions, mask, torch.zeros(3, 3), backend="torch")
+    assert len(calls) == 1
+    monkeypatch.setattr(viterbi_module, "_KERNEL", [None])  # as where numba does not import
+    viterbi_decode(emissions, mask, torch.zeros(3, 3))  # auto falls back to torch
+    assert len(calls) == 1
+    with pytest.raises(ImportError, match="pip install numba"):
+        viterbi_decode(emissions, mask, torch.zeros(3, 3), backend="numba")
