@@ -18,11 +18,9 @@ from nltk import Tree
 
 from bitcode_allennlp.common.hashing_model import HashingModel
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
-from bitcode_allennlp.parsing.dataset_readers.ptb_spans import gold_chart
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
-from bitcode_allennlp.parsing.trees import build
-from bitcode_allennlp.structs import cky, tree_crf_loss
-from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
+from bitcode_allennlp.parsing.trees import build, tree_to_string
+from bitcode_allennlp.structs import cky, gold_chart, tree_crf_loss
 
 
 class Biaffine(torch.nn.Module):
