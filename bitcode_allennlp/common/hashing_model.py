@@ -1,8 +1,10 @@
 """What every model of both stages shares: words → embedder → encoder, and, with a hash layer, codes and the hash loss.
 
-The tagger (`hash_crf_tagger`) and the parser (`hash_span_parser`) subclass `HashingModel` and add a task head.
-Hashing stage: the encoder is `hash_transformer`; a training step runs two views with independent dropout and adds
-β·(L_hash(s1, s2) + L_hash(s2, s1)) (paper Eq. 10, Algorithm 1). Validation stage: any encoder, β = 0.
+The tagger (`hash_crf_tagger`) and the parser (`hash_span_parser`) subclass `HashingModel` and add a task head:
+each defines one view (`_view`: one forward pass with its own dropout → its task scores and the ego-attention
+scores s) and its task loss (`_task_loss`); `two_view_step` does the rest for both. Hashing stage: the encoder is
+`hash_transformer`; a training step runs two views with independent dropout, L = L_task1 + L_task2 +
+β·(L_hash(s1, s2) + L_hash(s2, s1)) (paper Eq. 10, Algorithm 1). Validation stage: any encoder, β = 0, one view.
 """
 import hashlib
 from functools import lru_cache
@@ -119,6 +121,47 @@ class HashingModel(Model):
 
     def train_second_view(self) -> bool:
         return self.training and self.two_views
+
+    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[Any, ...]:
+        """
+        One forward pass, with its own dropout: the task's scores (any number of tensors), and last the
+        ego-attention scores s (batch, words, K), or None without a hash layer. Defined by each task model.
+        """
+        raise NotImplementedError
+
+    def _task_loss(self, view: Tuple[Any, ...], gold: Any, mask: torch.BoolTensor) -> torch.Tensor:
+        """The task loss of one view (as `_view` returns it) against the gold annotation. Defined by each task model."""
+        raise NotImplementedError
+
+    def _extra_loss(self, view: Tuple[Any, ...], gold: Any, mask: torch.BoolTensor) -> Optional[torch.Tensor]:
+        """A loss added once, on the first view, after the others (the tagger's code-reading head); `None`: none."""
+        return None
+
+    def two_view_step(
+        self, tokens: TextFieldTensors, mask: torch.BoolTensor, gold: Any, metadata: Optional[List[Dict[str, Any]]],
+    ) -> Tuple[Tuple[Any, ...], Dict[str, torch.Tensor]]:
+        """
+        The first view (the one decoded and coded), and with `gold` (`None`: no losses) the losses of paper Eq. 10:
+        `loss` = L_task(view 1), in training with two views + L_task(view 2) + β·(L_hash(s1, s2) + L_hash(s2, s1))
+        (the hash part also as `hash_loss`, when β > 0), then + `_extra_loss`. The losses come as a dict, `hash_loss`
+        before `loss`, to put in the output after the task's own keys.
+        """
+        view = self._view(tokens, mask)
+        losses: Dict[str, torch.Tensor] = {}
+        if gold is None:
+            return view, losses
+        loss = self._task_loss(view, gold, mask)
+        if self.train_second_view():
+            view2 = self._view(tokens, mask)  # second dropout view
+            loss = loss + self._task_loss(view2, gold, mask)
+            if self.beta > 0:
+                losses["hash_loss"] = self.hash_loss_of_views(view[-1], view2[-1], metadata, mask)
+                loss = loss + self.beta * losses["hash_loss"]
+        extra = self._extra_loss(view, gold, mask)
+        if extra is not None:
+            loss = loss + extra
+        losses["loss"] = loss
+        return view, losses
 
     def hash_loss_of_views(
         self, scores1: torch.Tensor, scores2: torch.Tensor, metadata: Optional[List[Dict[str, Any]]],

@@ -30,7 +30,7 @@ from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
-from bitcode_allennlp.spacy_components.extensions import install_extensions, tree_constituents
+from bitcode_allennlp.spacy_components.extensions import install_extensions
 
 ARCHIVE_FILE = "model.tar.gz"  # in the component's directory after to_disk (a serialization directory: "model")
 ARCHIVE_DIRECTORY = "model"
@@ -139,6 +139,8 @@ class BitcodeComponent:
         return json
 
     def set_annotations(self, docs: List[Doc], sentences: List[Sentence], outputs: List[Dict[str, Any]]) -> None:
+        from bitcode_allennlp.parsing.trees import tree_constituents  # after the predictor: nltk is loaded
+
         entities: List[List[Span]] = [[] for _ in docs]
         constituents: List[Dict[str, List]] = [{"starts": [], "ends": [], "labels": []} for _ in docs]
         for (index, words), output in zip(sentences, outputs):

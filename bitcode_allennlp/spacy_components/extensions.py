@@ -18,60 +18,31 @@ One difference: whitespace tokens (which the models never see) are trimmed from 
 looked up, so `sent._.parse_string` works for a sentence that ends in a newline token, and a span of whitespace
 alone has labels `()`, parse string `""`, no constituents or children and no parent.
 Extensions are registered only when missing; if benepar's own are registered first, they win.
+
+The trees themselves (constituents of the predictor's tree, the trees of constituents, PTB escapes, the writer) are
+`bitcode_allennlp.parsing.trees`; it imports nltk (about a second), so it is imported when a parse string is first
+written, not with this module (`tree_constituents`, `ptb_escape`, `PTB_ESCAPES` and `PLACEHOLDER_TAG` are still
+importable from here).
 """
 from bisect import bisect_left
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from spacy.tokens import Doc, Span, Token
 
-PLACEHOLDER_TAG = "XX"  # as `bitcode_allennlp.parsing.trees`: the tag of a word without one
-PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
-_ESCAPE_TABLE = str.maketrans(PTB_ESCAPES)
-
-Constituent = Tuple[int, int, Tuple[str, ...]]
+# Names that moved to bitcode_allennlp.parsing.trees, importable from here as before (see __getattr__).
+_FROM_TREES = ("PLACEHOLDER_TAG", "PTB_ESCAPES", "Constituent", "ptb_escape", "tree_constituents")
 
 
 class NonConstituentException(Exception):
     pass
 
 
-def ptb_escape(text: str) -> str:
-    """Brackets as in the Penn Treebank (`(` → `-LRB-`, `{` → `-LCB-`, `[` → `-LSB-`, ...), as in benepar."""
-    return text.translate(_ESCAPE_TABLE)
+def __getattr__(name: str) -> Any:
+    if name in _FROM_TREES:
+        from bitcode_allennlp.parsing import trees
 
-
-def tree_constituents(tree: Dict[str, Any]) -> List[Constituent]:
-    """
-    The constituents (word indices, end exclusive) of a tree in the predictor's nested form (`tree_json`:
-    `{"label", "children"}` for phrases, `{"label", "word"}` for parts of speech), without its root label.
-    """
-    constituents: List[Constituent] = []
-    position = 0  # the next word
-    # ("visit", children, labels), ("word",) or ("close", index of the constituent, its start, labels); a
-    # stack, not recursion: a tree can be as deep as its sentence is long.
-    stack: List[Tuple[Any, ...]] = [("visit", tree["children"], ())] if tree.get("children") else []
-    while stack:
-        item = stack.pop()
-        if item[0] == "word":
-            constituents.append((position, position + 1, ()))
-            position += 1
-        elif item[0] == "close":
-            _, index, start, labels = item
-            constituents[index] = (start, position, labels)
-        else:
-            _, children, labels = item
-            while len(children) == 1 and "word" not in children[0]:  # unary chain: one constituent
-                labels += (children[0]["label"],)
-                children = children[0]["children"]
-            if len(children) == 1:  # a part of speech: a word, under its chain
-                constituents.append((position, position + 1, labels))
-                position += 1
-                continue
-            stack.append(("close", len(constituents), position, labels))
-            constituents.append((position, position, labels))
-            stack.extend(("word",) if "word" in child else ("visit", child["children"], (child["label"],))
-                         for child in reversed(children))
-    return constituents
+        return getattr(trees, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------------------------------------- getters
@@ -108,31 +79,16 @@ def parse_string(span: Span) -> str:
     data, position = _constituent(span)
     if position is None:
         return ""
-    starts, ends, labels = data["starts"], data["ends"], data["labels"]
+    from bitcode_allennlp.parsing.trees import PLACEHOLDER_TAG, constituent_trees, ptb_escape, tree_to_string
+
     doc = span.doc
-    parts: List[str] = []
-    # Open phrases as [end, closing brackets, whether a child was written]; the constituents are in preorder, so
-    # the children of a phrase are the constituents that follow it and start before its end (no recursion: a tree
-    # can be as deep as its sentence is long).
-    open_phrases: List[List[Any]] = []
-    cursor = position
-    while True:
-        start, end, node_labels = starts[cursor], ends[cursor], labels[cursor]
-        cursor += 1
-        parts.append("".join(f"({label} " for label in node_labels))
-        if end - start == 1:  # a word (a phrase over one word is the word's unary chain)
-            token = doc[start]
-            parts.append(f"({ptb_escape(token.tag_ or PLACEHOLDER_TAG)} {ptb_escape(token.text)})")
-            parts.append(")" * len(node_labels))
-        else:
-            open_phrases.append([end, ")" * len(node_labels), False])
-        while open_phrases and not (cursor < len(starts) and starts[cursor] < open_phrases[-1][0]):
-            parts.append(open_phrases.pop()[1])
-        if not open_phrases:
-            return "".join(parts)
-        if open_phrases[-1][2]:
-            parts.append(" ")
-        open_phrases[-1][2] = True
+
+    def word(index: int) -> Tuple[str, str]:
+        token = doc[index]
+        return ptb_escape(token.tag_ or PLACEHOLDER_TAG), ptb_escape(token.text)
+
+    trees = constituent_trees(data["starts"], data["ends"], data["labels"], position, word)
+    return " ".join(tree_to_string(tree) for tree in trees)
 
 
 def get_subconstituents(span: Span) -> Iterator[Span]:

@@ -2,6 +2,7 @@
 Viterbi decoding of the linear-chain CRF of the taggers."""
 from bitcode_allennlp.structs.tree_crf import (  # noqa: F401
     cky,
+    gold_chart,
     inside,
     marginals,
     span_mask,

@@ -2,7 +2,8 @@
 
 Where this sits: the constituency parser of the hashing and validation stages (paper §4.2, following Zhang et al.
 2020 and supar's ``ConstituencyCRF``) scores every span with a biaffine span classifier; this module turns those
-span scores into the tree CRF loss (training) and the CKY argmax tree (decoding). Pure torch, no AllenNLP.
+span scores into the tree CRF loss (training) and the CKY argmax tree (decoding), and the readers' gold spans into
+the target chart (``gold_chart``). Pure torch, no AllenNLP.
 
 Conventions (the same as supar's ``ConstituencyCRF``):
 
@@ -226,3 +227,26 @@ def spans_to_mask(spans: List[List[Span]], size: int, device=None) -> torch.Tens
             i, j = zip(*tree)
             mask[b, list(i), list(j)] = True
     return mask.to(device) if device is not None else mask
+
+
+def gold_chart(spans: torch.LongTensor, span_labels: torch.LongTensor, num_tokens: int) -> torch.LongTensor:
+    """
+    The target chart of a batch of gold trees (the `"spans"` and `"span_labels"` fields of the `ptb_spans` and
+    `binary_codes` readers): `chart[b, i, j]` is the label id of fencepost span (i, j) of sentence `b`, and -1 where
+    there is no gold span (below the diagonal, padding).
+
+    # Parameters
+
+    spans : `torch.LongTensor`
+        `(batch, num_spans, 2)`, the batched `"spans"` field: inclusive (start, end), padding (-1, -1).
+    span_labels : `torch.LongTensor`
+        `(batch, num_spans)`, the batched `"span_labels"` field (padding 0, masked by the spans).
+    num_tokens : `int`
+        The padded number of words n; the chart is `(batch, n + 1, n + 1)`.
+    """
+    chart = spans.new_full((spans.size(0), num_tokens + 1, num_tokens + 1), -1)  # (batch, n + 1, n + 1)
+    batch, index = (spans[:, :, 0] >= 0).nonzero(as_tuple=True)  # (gold spans,) each
+    starts = spans[batch, index, 0]  # (gold spans,)
+    ends = spans[batch, index, 1] + 1  # (gold spans,) fencepost ends
+    chart[batch, starts, ends] = span_labels[batch, index]
+    return chart

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, Token
-from allennlp.data.fields import Field, ListField, MetadataField, SequenceLabelField, SpanField, TextField
+from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextField
 from allennlp.data.token_indexers import TokenIndexer
 from nltk import Tree
 
@@ -24,16 +24,8 @@ from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
     NumberedLine, TaggingDatasetReader, numbered_lines, resolve_path,
 )
-from bitcode_allennlp.parsing.dataset_readers.ptb_spans import SPAN_LABEL_NAMESPACE
-from bitcode_allennlp.parsing.trees import (
-    ROOT_LABEL,
-    binarize,
-    check_tree,
-    factorize,
-    tree_leaves,
-    tree_pos,
-    tree_to_string,
-)
+from bitcode_allennlp.parsing.dataset_readers.ptb_spans import span_fields
+from bitcode_allennlp.parsing.trees import ROOT_LABEL, check_tree, tree_leaves, tree_pos, tree_to_string
 from bitcode_allennlp.validation.binary_code_indexer import BinaryCodeIndexer
 
 
@@ -44,7 +36,7 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
 
     Instances: `"tokens"` (a `TextField` of hex codes), `"metadata"` (`words`, `source`, and for trees `pos_tags`
     and `gold_tree`), and the gold annotation: `"tags"` (namespace `labels`) for a tagger, or `"spans"` and
-    `"span_labels"` (namespace `span_labels`) as `ptb_spans` makes them for a parser.
+    `"span_labels"` (namespace `span_labels`) as `ptb_spans` makes them (`span_fields`) for a parser.
 
     Registered as a `DatasetReader` with name "binary_codes".
 
@@ -172,11 +164,7 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
                 raise ConfigurationError(f"{len(tags)} tags for {len(codes)} codes")
             fields["tags"] = SequenceLabelField(list(tags), text_field, label_namespace="labels")
         if tree is not None:
-            spans = factorize(binarize(tree))
-            spans_field = ListField([SpanField(start, end - 1, text_field) for start, end, _ in spans])
-            fields["spans"] = spans_field
-            fields["span_labels"] = SequenceLabelField([label for _, _, label in spans], spans_field,
-                                                       label_namespace=SPAN_LABEL_NAMESPACE)
+            fields.update(span_fields(tree, text_field))
             metadata["pos_tags"] = [tag for _, tag in tree_pos(tree)]
             metadata["gold_tree"] = tree_to_string(Tree(ROOT_LABEL, [tree]))
         if pos_tags is not None:

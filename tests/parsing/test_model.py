@@ -92,7 +92,7 @@ def test_gold_spans_score_perfectly_when_forced():
     batch = Batch(instances[:4])
     batch.index_instances(model.vocab)
     tensors = batch.as_tensor_dict()
-    from bitcode_allennlp.parsing.dataset_readers.ptb_spans import gold_chart
+    from bitcode_allennlp.structs import gold_chart
 
     mask = tensors["tokens"]["tokens"]["mask"]
     chart = gold_chart(tensors["spans"], tensors["span_labels"], mask.shape[1])
@@ -102,6 +102,29 @@ def test_gold_spans_score_perfectly_when_forced():
     model.get_metrics(reset=True)
     model(**tensors)
     assert model.get_metrics(reset=True)["evalb_f1"] == pytest.approx(1.0)
+
+
+def test_two_views_loss_is_sum_of_parts():
+    """`HashingModel.two_view_step` with the parser's view and task loss: L_task1 + L_task2 + β·(L_hash12 + L_hash21),
+    to the bit."""
+    from bitcode_allennlp.structs import gold_chart
+
+    model, _, instances = build("parse_hash.jsonnet")
+    model.train()
+    batch = Batch(instances[:4])
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    torch.manual_seed(3)
+    output = model(**tensors)
+    assert output["hash_loss"] > 0
+    torch.manual_seed(3)  # the same dropout masks, recomputed piece by piece
+    mask, tokens = output["mask"], tensors["tokens"]
+    chart = gold_chart(tensors["spans"], tensors["span_labels"], mask.shape[1])
+    view1, view2 = model._view(tokens, mask), model._view(tokens, mask)
+    ids = model._word_ids(tensors["metadata"], mask)[mask]
+    hash_loss = model.hash_loss.symmetric(view1[-1][mask], view2[-1][mask], ids)
+    expected = model._task_loss(view1, chart, mask) + model._task_loss(view2, chart, mask) + model.beta * hash_loss
+    assert torch.equal(output["hash_loss"], hash_loss) and torch.equal(output["loss"], expected)
 
 
 def test_span_labels_are_gathered_per_tree():

@@ -1,5 +1,8 @@
-"""binarize / factorize / build: hand-checked spans, supar's algorithm, exact round trips (fixtures, random trees)."""
+"""binarize / factorize / build: hand-checked spans, supar's algorithm, exact round trips (fixtures, random trees);
+the trees module: pure Python, old import paths, constituents and back."""
 import random
+import subprocess
+import sys
 
 import nltk
 import pytest
@@ -201,3 +204,71 @@ def test_random_trees_round_trip(tree):
     assert_binary(spans, len(tree.leaves()))
     assert spans == supar_factorize(supar_binarize(Tree("TOP", [tree]))[0])
     assert round_trip(tree) == Tree("TOP", [tree])
+
+
+# ------------------------------------------------------------------------------------ one module for trees
+
+
+def test_trees_module_imports_neither_allennlp_nor_torch(tmp_path):
+    """spaCy's extensions and the light `allennlp bits` process import it; a malformed file still gives a
+    `DataFormatError`, imported when it is made."""
+    bad = tmp_path / "bad.mrg"
+    bad.write_text("(S (NN a)) )\n")
+    code = ("import sys, bitcode_allennlp.parsing.trees as t; "
+            "print('allennlp' in sys.modules, 'torch' in sys.modules); "
+            "print([type(item).__name__ for item in t.scan_trees(sys.argv[1])])")
+    result = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, timeout=300)
+    assert result.stdout.splitlines() == ["False False", "['RawTree', 'DataFormatError']"], result.stderr[-3000:]
+
+
+def test_old_import_paths_give_the_tree_functions():
+    from bitcode_allennlp.data.dataset_readers import ptb_trees
+    from bitcode_allennlp.parsing import trees
+    from bitcode_allennlp.parsing.dataset_readers import ptb_spans
+    from bitcode_allennlp.parsing.predictors import hash_parser
+    from bitcode_allennlp.spacy_components import extensions
+    from bitcode_allennlp.structs import gold_chart
+
+    for name in ("RawTree", "scan_trees", "parse_tree", "clean_tree", "remove_traces", "strip_root_wrappers",
+                 "strip_function_tags", "is_preterminal", "word_lines", "tree_to_string", "tree_pos", "subtrees",
+                 "fold_tree", "TRACE", "ROOT_WRAPPERS"):
+        assert getattr(ptb_trees, name) is getattr(trees, name), name
+    for name in ("tree_to_ptb", "tree_to_json"):
+        assert getattr(hash_parser, name) is getattr(trees, name), name
+    for name in ("ptb_escape", "PTB_ESCAPES", "PLACEHOLDER_TAG", "tree_constituents"):
+        assert getattr(extensions, name) is getattr(trees, name), name
+    assert ptb_spans.gold_chart is gold_chart
+
+
+def test_constituent_trees_invert_tree_constituents():
+    """The trees spaCy's `parse_string` writes from the stored constituents are the predictor's tree, constituent by
+    constituent (fixture trees under `TOP`, with words and tags that need escapes)."""
+    from bitcode_allennlp.parsing.trees import (
+        constituent_trees,
+        ptb_escape,
+        tree_constituents,
+        tree_leaves,
+        tree_pos,
+        tree_to_json,
+        tree_to_ptb,
+        tree_to_string,
+    )
+
+    trees = [clean_tree(path, 1, tree) for name in FIXTURE_FILES for tree, path in read_trees(fixture(name))]
+    trees.append(Tree.fromstring("(S (NP (-LRB- {) (NN a)) (VP (VB b) (NP (NN c))) (. ])) "))
+    trees.append(Tree.fromstring("(NP (NN a))"))
+    for tree in trees:
+        pos = tree_pos(tree)
+        constituents = tree_constituents(tree_to_json(Tree("TOP", [tree])))
+        starts, ends, labels = (list(column) for column in zip(*constituents))
+        for position, (start, end, _) in enumerate(constituents):
+            written = constituent_trees(starts, ends, labels, position,
+                                        lambda i: (ptb_escape(pos[i][1]), ptb_escape(pos[i][0])))
+            assert [tree_leaves(t) for t in written] == [[ptb_escape(w) for w, _ in pos[start:end]]]
+        # the whole sentence: the tree itself (its phrase labels need no escapes)
+        assert " ".join(map(tree_to_string, constituent_trees(starts, ends, labels, 0, lambda i: (
+            ptb_escape(pos[i][1]), ptb_escape(pos[i][0]))))) == tree_to_ptb(tree)
+    several = tree_constituents(tree_to_json(Tree.fromstring("(TOP (XX a) (NP (XX b)))")))
+    starts, ends, labels = (list(column) for column in zip(*several))
+    assert [tree_to_string(t) for t in constituent_trees(starts, ends, labels, 0, lambda i: ("XX", "ab"[i]))] == [
+        "(XX a)", "(NP (XX b))"]

@@ -4,9 +4,9 @@ Where this sits: `ptb_hash`, `ontonotes_hash`, `conll_columns` and `conllu_pos` 
 subclass turns a file into a stream of cheap raw items (one per sentence, or a `DataFormatError` for a stretch of
 the file that is not a sentence) and parses one item into a `Sentence`; the base class shards the stream, skips or
 raises on errors and builds the instances. Errors travel in the stream, so each is reported once, by the worker
-that owns it, and a bad sentence never desynchronises the ones after it.
+that owns it, and a bad sentence never desynchronises the ones after it. `numbered_lines` lives in
+`bitcode_allennlp.common.text_lines` (pure Python, also used by `parsing.trees`) and is re-exported here.
 """
-import codecs
 import logging
 import os
 import re
@@ -21,6 +21,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 
 from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.common.text_lines import NumberedLine, numbered_lines  # noqa: F401 (re-exported)
 
 logger = logging.getLogger(__name__)
 
@@ -30,14 +31,6 @@ MAX_LISTED_SKIPS = 20
 ASCII_SPACE = " \t\x0b\x0c"
 _SPACES = re.compile(f"[{ASCII_SPACE}]+")
 _WHITESPACE = re.compile(r"\s")  # the characters of str.isspace()
-
-
-class NumberedLine(NamedTuple):
-    """One line of a file: 1-based `number`, `text` without its line end, and `error` if it is not UTF-8."""
-
-    number: int
-    text: str
-    error: Optional[DataFormatError]
 
 
 class Sentence(NamedTuple):
@@ -69,31 +62,6 @@ def find_files(path: str, suffix: str) -> List[str]:
         directories.sort()
         found.extend(os.path.join(root, name) for name in sorted(names) if name.endswith(suffix))
     return found
-
-
-def numbered_lines(path: str) -> Iterator[NumberedLine]:
-    """
-    Streams the lines of a UTF-8 file, split on LF only, so numbers agree with `grep -n` and editors.
-
-    Strips a CR before the LF and a byte-order mark at the start of the file. A line that is not valid UTF-8 is
-    decoded with replacement characters and carries the `DataFormatError` to raise for it.
-    """
-    with open(path, "rb") as file:
-        for number, raw in enumerate(file, 1):
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8) :]
-            try:
-                yield NumberedLine(number, raw.decode("utf-8"), None)
-            except UnicodeDecodeError as decode_error:
-                bad = raw[decode_error.start : decode_error.end]
-                error = DataFormatError(
-                    path, number, f"invalid UTF-8 (byte {decode_error.start + 1} of the line: {bad!r})"
-                )
-                yield NumberedLine(number, raw.decode("utf-8", errors="replace"), error)
 
 
 def split_columns(text: str, delimiter: Optional[str] = None) -> List[str]:

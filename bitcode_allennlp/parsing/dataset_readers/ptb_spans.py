@@ -1,14 +1,14 @@
 """The `ptb_spans` reader: Penn Treebank bracketed trees as words plus the labelled spans of their binarized form.
 
-Where this sits: it feeds the CRF constituency parser of both stages. Scanning, parsing and cleaning are those of
-`ptb_hash` (`scan_trees`, `parse_tree`, `clean_tree`, same errors and options); binarization is
-`bitcode_allennlp.parsing.trees`. `gold_chart` turns a batch of the reader's span fields into the parser's
-(n + 1) x (n + 1) target chart.
+Where this sits: it feeds the CRF constituency parser of both stages. Scanning, parsing, cleaning and binarizing
+trees are `bitcode_allennlp.parsing.trees` (same errors and options as `ptb_hash`); `span_fields` makes the
+`"spans"` and `"span_labels"` fields of a tree, here and in the validation stage's `binary_codes` reader. The
+parser turns a batch of them into its (n + 1) x (n + 1) target chart with `gold_chart` (`bitcode_allennlp.structs`,
+re-exported here).
 """
 import logging
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, NamedTuple, Optional, Sequence, Tuple, Union
 
-import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import Field, ListField, MetadataField, SequenceLabelField, SpanField, TextField
@@ -18,28 +18,43 @@ from allennlp.data.tokenizers import Token
 from nltk import Tree
 
 from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.data.dataset_readers.ptb_trees import (
-    PtbHashDatasetReader,
-    RawTree,
-    clean_tree,
-    parse_tree,
-    word_lines,
-)
+from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader
 from bitcode_allennlp.data.dataset_readers.tagging_reader import apply_token_policy
 from bitcode_allennlp.parsing.trees import (
     ROOT_LABEL,
+    RawTree,
     binarize,
     check_tree,
+    clean_tree,
     factorize,
     leaf_slots,
+    parse_tree,
     tree_leaves,
     tree_pos,
     tree_to_string,
+    word_lines,
 )
+from bitcode_allennlp.structs.tree_crf import gold_chart  # noqa: F401 (re-exported: its home before structs)
 
 logger = logging.getLogger(__name__)
 
 SPAN_LABEL_NAMESPACE = "span_labels"
+
+
+def span_fields(tree: Tree, text_field: TextField) -> Dict[str, Field]:
+    """
+    The gold fields of a cleaned `tree` over the words of `text_field`: `"spans"`, a `ListField[SpanField]` of the
+    2n - 1 spans of the binarized tree in preorder (inclusive ends: fencepost span (i, j) is `SpanField(i, j - 1)`),
+    the first the whole sentence, and `"span_labels"`, their labels (`NP`, `S+VP`, `NP|<>`, see
+    `bitcode_allennlp.parsing.trees`) in the `"span_labels"` namespace.
+    """
+    spans = factorize(binarize(tree))
+    spans_field = ListField([SpanField(start, end - 1, text_field) for start, end, _ in spans])
+    return {
+        "spans": spans_field,
+        "span_labels": SequenceLabelField([label for _, _, label in spans], spans_field,
+                                          label_namespace=SPAN_LABEL_NAMESPACE),
+    }
 
 
 class ParsedTree(NamedTuple):
@@ -65,7 +80,8 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
     - `"spans"`: `ListField[SpanField]`, the 2n - 1 spans of the binarized gold tree in preorder (inclusive
       ends: fencepost span (i, j) is `SpanField(i, j - 1)`), the first the whole sentence;
     - `"span_labels"`: `SequenceLabelField` over `"spans"` in the `"span_labels"` namespace, labels as in
-      `bitcode_allennlp.parsing.trees` (`NP`, `S+VP`, `NP|<>`); `gold_chart` makes the target chart of a batch;
+      `bitcode_allennlp.parsing.trees` (`NP`, `S+VP`, `NP|<>`) (both from `span_fields`); `gold_chart` makes the
+      target chart of a batch;
     - `"metadata"`: `{"words", "pos_tags", "gold_tree", "source"}`, `gold_tree` the cleaned tree under a `TOP`
       root as one-line PTB text, the form `build` returns and `evalb_f1` compares (`None` without gold).
 
@@ -136,13 +152,7 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
                                          f"{words}")
             if pos_tags is None:
                 pos_tags = [tag for _, tag in gold_pos]
-            spans = factorize(binarize(gold_tree))
-            span_fields: List[Field] = [SpanField(start, end - 1, text_field) for start, end, _ in spans]
-            spans_field = ListField(span_fields)
-            fields["spans"] = spans_field
-            fields["span_labels"] = SequenceLabelField(
-                [label for _, _, label in spans], spans_field, label_namespace=SPAN_LABEL_NAMESPACE
-            )
+            fields.update(span_fields(gold_tree, text_field))
             gold_text = tree_to_string(Tree(ROOT_LABEL, [gold_tree]))
         fields["metadata"] = MetadataField({
             "words": words,
@@ -151,25 +161,3 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
             "source": source,
         })
         return Instance(fields)
-
-
-def gold_chart(spans: torch.LongTensor, span_labels: torch.LongTensor, num_tokens: int) -> torch.LongTensor:
-    """
-    The target chart of a batch: `chart[b, i, j]` is the label id of fencepost span (i, j) of sentence `b`, and
-    -1 where there is no gold span (below the diagonal, padding).
-
-    # Parameters
-
-    spans : `torch.LongTensor`
-        `(batch, num_spans, 2)`, the batched `"spans"` field: inclusive (start, end), padding (-1, -1).
-    span_labels : `torch.LongTensor`
-        `(batch, num_spans)`, the batched `"span_labels"` field (padding 0, masked by the spans).
-    num_tokens : `int`
-        The padded number of words n; the chart is `(batch, n + 1, n + 1)`.
-    """
-    chart = spans.new_full((spans.size(0), num_tokens + 1, num_tokens + 1), -1)  # (batch, n + 1, n + 1)
-    batch, index = (spans[:, :, 0] >= 0).nonzero(as_tuple=True)  # (gold spans,) each
-    starts = spans[batch, index, 0]  # (gold spans,)
-    ends = spans[batch, index, 1] + 1  # (gold spans,) fencepost ends
-    chart[batch, starts, ends] = span_labels[batch, index]
-    return chart

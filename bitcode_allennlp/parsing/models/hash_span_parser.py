@@ -2,7 +2,8 @@
 
 words → embedder → encoder (hash layer in the hashing stage) → fencepost (boundary) vectors → biaffine span
 scorer (span existence) + biaffine label scorer; training: tree CRF loss (`structs.tree_crf_loss`) + label
-cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger;
+cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger
+(`HashingModel.two_view_step`; this class defines the view and the task loss);
 decoding: CKY (`structs.cky`), a label per span, `parsing.trees.build` back to an n-ary tree, EVALB F1.
 """
 from typing import Any, Dict, List, Optional, Tuple
@@ -18,11 +19,9 @@ from nltk import Tree
 
 from bitcode_allennlp.common.hashing_model import HashingModel
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
-from bitcode_allennlp.parsing.dataset_readers.ptb_spans import gold_chart
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
-from bitcode_allennlp.parsing.trees import build
-from bitcode_allennlp.structs import cky, tree_crf_loss
-from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
+from bitcode_allennlp.parsing.trees import build, tree_to_string
+from bitcode_allennlp.structs import cky, gold_chart, tree_crf_loss
 
 
 class Biaffine(torch.nn.Module):
@@ -154,9 +153,12 @@ class HashSpanParser(HashingModel):
         label = self.label_attention(self.label_left(fence), self.label_right(fence)).permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)
         return span, label, scores
 
-    def _loss(self, span: torch.Tensor, label: torch.Tensor, chart: torch.LongTensor, lengths: torch.LongTensor):
+    def _task_loss(self, view: Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]], chart: torch.LongTensor,
+                   mask: torch.BoolTensor) -> torch.Tensor:
+        """Tree CRF loss + label cross-entropy of the gold spans of `chart` (`gold_chart`), as `task_loss` says."""
+        span, label, _ = view  # (batch, n+1, n+1), (batch, n+1, n+1, L)
         gold = chart >= 0  # (batch, n+1, n+1)
-        crf = tree_crf_loss(span, gold, lengths, reduction="sum")
+        crf = tree_crf_loss(span, gold, mask.sum(dim=-1), reduction="sum")
         labels = torch.nn.functional.cross_entropy(label[gold], chart[gold], reduction="sum")  # over gold spans
         total = crf + labels
         return total / span.shape[0] if self.task_loss == "mean" else total
@@ -181,18 +183,12 @@ class HashSpanParser(HashingModel):
         """
         mask = util.get_text_field_mask(tokens)  # (batch, n)
         lengths = mask.sum(dim=-1)  # (batch,)
-        span, label, scores = self._view(tokens, mask)
-        output: Dict[str, Any] = {"span_scores": span, "mask": mask}
+        chart = None  # (batch, n+1, n+1) label ids of the gold spans, -1 elsewhere
         if spans is not None and span_labels is not None:
-            chart = gold_chart(spans, span_labels, mask.shape[1])  # (batch, n+1, n+1)
-            loss = self._loss(span, label, chart, lengths)
-            if self.train_second_view():
-                span2, label2, scores2 = self._view(tokens, mask)  # second dropout view
-                loss = loss + self._loss(span2, label2, chart, lengths)
-                if self.beta > 0:
-                    output["hash_loss"] = self.hash_loss_of_views(scores, scores2, metadata, mask)
-                    loss = loss + self.beta * output["hash_loss"]
-            output["loss"] = loss
+            chart = gold_chart(spans, span_labels, mask.shape[1])
+        view, losses = self.two_view_step(tokens, mask, chart, metadata)
+        span, label, scores = view  # (batch, n+1, n+1), (batch, n+1, n+1, L), (batch, n, K)
+        output: Dict[str, Any] = {"span_scores": span, "mask": mask, **losses}
 
         self.add_codes(output, scores, mask)
         if metadata is not None:

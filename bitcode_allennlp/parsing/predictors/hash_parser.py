@@ -1,35 +1,19 @@
 """Predictor for `hash_span_parser` archives: the tree (PTB string and nested JSON) and per-word codes.
 
-Trees can be as deep as their sentences are long (a parser may predict a chain), so the tree is converted with
-explicit stacks, and `dump_line` writes the JSON line with `json_line`, which nests without recursion:
-`json.dumps` recurses twice per tree level (dict, children list) and raises `RecursionError` past ~450 levels.
+Trees can be as deep as their sentences are long (a parser may predict a chain): the tree is written with the
+depth-safe `tree_to_ptb` and `tree_to_json` of `bitcode_allennlp.parsing.trees` (re-exported here), and `dump_line`
+writes the JSON line with `json_line`, which nests without recursion: `json.dumps` recurses twice per tree level
+(dict, children list) and raises `RecursionError` past ~450 levels.
 """
 import json
-from typing import Any, Dict, List, Tuple, Union
+from typing import Any, Dict, List, Tuple
 
 from allennlp.common.util import JsonDict
 from allennlp.predictors.predictor import Predictor
 from nltk import Tree
 
 from bitcode_allennlp.common.predictor import CodesPredictor
-from bitcode_allennlp.parsing.trees import ROOT_LABEL, fold_tree, tree_to_string
-from bitcode_allennlp.spacy_components.extensions import ptb_escape
-
-
-def _json_node(tree: Tree, children: List[JsonDict]) -> JsonDict:
-    if len(tree) == 1 and not isinstance(tree[0], Tree):
-        return {"label": tree.label(), "word": tree[0]}
-    return {"label": tree.label(), "children": children}
-
-
-def tree_to_json(tree: Union[Tree, str]) -> JsonDict:
-    """`(NP (DT the) (NN ring))` → `{"label": "NP", "children": [{"label": "DT", "word": "the"}, ...]}`."""
-    return fold_tree(tree, lambda word: {"word": word}, _json_node)
-
-
-def tree_to_ptb(tree: Union[Tree, str]) -> str:
-    """One-line PTB string; brackets in words and tags escaped (`(` → `-LRB-`, ...) so that it reads back."""
-    return tree_to_string(tree, escape=ptb_escape)
+from bitcode_allennlp.parsing.trees import ROOT_LABEL, tree_to_json, tree_to_ptb
 
 
 def json_line(value: Any) -> str:

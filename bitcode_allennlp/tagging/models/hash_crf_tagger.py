@@ -2,7 +2,8 @@
 
 Hashing stage (paper §3.2, Eq. 10): embedder = PLM with sub-tokens averaged per word
 (`pretrained_transformer_mismatched`), encoder = `hash_transformer`, and in training two forward passes with
-independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (`HashingModel`).
+independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (`HashingModel.two_view_step`; this
+class defines the view, the CRF loss and the optional code head).
 Validation stage (§3.3): the same class with a `binary_code` embedder, a plain one-layer transformer, β = 0.
 Outputs carry each word's code (int and hex) for predictors and re-annotation.
 """
@@ -139,6 +140,17 @@ class HashCrfTagger(HashingModel):
     def _crf_loss(self, logits: torch.Tensor, tags: torch.LongTensor, mask: torch.BoolTensor) -> torch.Tensor:
         return self._normalise(-self.crf(logits, tags, mask), mask)  # crf: log-likelihood summed over sentences
 
+    def _task_loss(self, view: Tuple[torch.Tensor, Optional[torch.Tensor]], tags: torch.LongTensor,
+                   mask: torch.BoolTensor) -> torch.Tensor:
+        return self._crf_loss(view[0], tags, mask)
+
+    def _extra_loss(self, view: Tuple[torch.Tensor, Optional[torch.Tensor]], tags: torch.LongTensor,
+                    mask: torch.BoolTensor) -> Optional[torch.Tensor]:
+        """The code-reading head's loss on the first view, weighted (`code_head_weight`), if there is a head."""
+        if self.code_head is None:
+            return None
+        return self.code_head_weight * self._code_head_loss(view[1], tags, mask)  # type: ignore[arg-type]
+
     def decode(self, logits: torch.Tensor, mask: torch.BoolTensor) -> torch.LongTensor:
         """Viterbi paths (batch, words) of the CRF, batched (`structs.viterbi`), as `self.crf.viterbi_tags`;
         0 at padding."""
@@ -175,20 +187,9 @@ class HashCrfTagger(HashingModel):
         with a hash layer `codes` (batch, words) int64 (bit i = head i, head 0 most significant).
         """
         mask = util.get_text_field_mask(tokens)  # (batch, words)
-        logits, scores = self._view(tokens, mask)  # (batch, words, tags), (batch, words, K)
-        output: Dict[str, Any] = {"logits": logits, "mask": mask}
-
-        if tags is not None:
-            loss = self._crf_loss(logits, tags, mask)
-            if self.train_second_view():
-                logits2, scores2 = self._view(tokens, mask)  # second dropout view
-                loss = loss + self._crf_loss(logits2, tags, mask)
-                if self.beta > 0:
-                    output["hash_loss"] = self.hash_loss_of_views(scores, scores2, metadata, mask)
-                    loss = loss + self.beta * output["hash_loss"]
-            if self.code_head is not None:
-                loss = loss + self.code_head_weight * self._code_head_loss(scores, tags, mask)
-            output["loss"] = loss
+        view, losses = self.two_view_step(tokens, mask, tags, metadata)
+        logits, scores = view  # (batch, words, tags), (batch, words, K)
+        output: Dict[str, Any] = {"logits": logits, "mask": mask, **losses}
 
         paths = self.decode(logits, mask) if self._decodes() else None  # (batch, words)
         if paths is not None:
