@@ -1,4 +1,5 @@
-"""Every shim in bitcode_allennlp.compat, exercised (see the module docstring for what each one repairs)."""
+"""Every version fix in bitcode_allennlp.compat, exercised (see the module docstring for what each one repairs), and the
+start-up hook that installs them (with our extensions, whose tests are next to their features')."""
 import json
 import logging
 import os
@@ -8,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from tests.conftest import CONFIGS, ROOT, TINY_BERT
+from tests.conftest import ROOT, TINY_BERT
 
 
 def python(code: str, env=None) -> str:
@@ -44,8 +45,8 @@ def test_fixes_apply_when_our_modules_import_allennlp_first():
     """Importing `common.errors` first loads allennlp.common.params in the middle of it; the config-error fix
     (which imports our bad-input module) must still apply, with nothing printed."""
     code = ("import bitcode_allennlp.bits.stats, allennlp.common.params as p; "
-            "print(getattr(p.evaluate_file, '_bitcode_compat', False))")
-    assert python(code) == "True"
+            "print(getattr(p.evaluate_file, '_bitcode_patch', None))")
+    assert python(code) == "config_errors"
 
 
 def test_import_allennlp_in_fresh_process_applies_fixes():
@@ -146,17 +147,6 @@ def test_gradient_checkpointing_flag_is_honoured():
     assert not off.transformer_model.is_gradient_checkpointing
 
 
-def test_config_variables_have_defaults_and_overrides(monkeypatch):
-    from allennlp.common import Params
-
-    monkeypatch.delenv("K", raising=False)
-    default = Params.from_file(str(CONFIGS / "ner_hash.jsonnet")).as_dict()
-    assert default["model"]["encoder"]["num_bits"] == 24
-    assert os.path.isdir(default["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"])
-    monkeypatch.setenv("K", "16")
-    assert Params.from_file(str(CONFIGS / "ner_hash.jsonnet")).as_dict()["model"]["encoder"]["num_bits"] == 16
-
-
 def test_install_is_idempotent_and_patches_loaded_modules():
     import allennlp.common.util as util
     from bitcode_allennlp import compat
@@ -164,7 +154,27 @@ def test_install_is_idempotent_and_patches_loaded_modules():
     before = util.get_spacy_model
     compat.install()
     compat.install()
-    assert util.get_spacy_model is before and getattr(before, "_bitcode_compat", False)
+    assert util.get_spacy_model is before and getattr(before, "_bitcode_patch", False)
+
+
+def test_install_again_rebinds_nothing():
+    """A second `install()` in a process where AllenNLP is loaded leaves every patched attribute as it is (before the
+    patch helper, it wrapped `_PredictManager.run` again and dropped quiet predict's progress bar)."""
+    code = ("import allennlp.commands, allennlp.commands.predict, allennlp.commands.evaluate, "
+            "allennlp.training.gradient_descent_trainer, allennlp.models.archival\n"
+            "import sys, bitcode_allennlp.compat as c, bitcode_allennlp.patching as p\n"
+            "def value(path):\n"
+            "    module = max((m for m in sys.modules if path.startswith(m + '.')), key=len)\n"
+            "    owner = sys.modules[module]\n"
+            "    for name in path[len(module) + 1:].split('.'):\n"
+            "        owner = vars(owner)[name] if isinstance(owner, type) else getattr(owner, name)\n"
+            "    return owner\n"
+            "paths = [path for paths in p.PATCHED.values() for path in paths]\n"
+            "before = [value(path) for path in paths]\n"
+            "c.install(); c.install()\n"
+            "print(len(paths), [path for path, old in zip(paths, before) if value(path) is not old])")
+    count, changed = python(code).splitlines()[-1].split(" ", 1)
+    assert int(count) >= 20 and changed == "[]"
 
 
 def test_nltk_download_is_a_no_op_while_narrativeqa_imports(monkeypatch):
@@ -186,159 +196,8 @@ def test_plugins_load_without_trying_to_download_nltk_data():
             "from allennlp.common.plugins import import_plugins\n"
             "import_plugins()  # as the allennlp command does at start: allennlp_models imports narrativeqa\n"
             "import allennlp_models.rc.tools.narrativeqa\n"
-            "print(json.dumps(['nltk_offline' in c.report(), getattr(nltk.download, '_bitcode_compat', False)]))")
+            "print(json.dumps(['nltk_offline' in c.report(), getattr(nltk.download, '_bitcode_patch', False)]))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     assert "[nltk_data]" not in result.stderr + result.stdout
     assert json.loads(result.stdout.splitlines()[-1]) == [True, False]  # applied, then nltk.download put back
-
-
-# ------------------------------------------------------------------------------------------- exact_recover
-
-
-def toy_training(serialization_dir, save_every_num_batches=None, stop_at=None):
-    """Trains a linear model with dropout on shuffled toy data (8 instances, batches of 2, 2 epochs) with a
-    checkpointer; `stop_at=(epoch, batch)` raises after that batch (an interruption). Returns the final state."""
-    import random
-
-    import numpy
-    from allennlp.data import Instance, Vocabulary
-    from allennlp.data.data_loaders import SimpleDataLoader
-    from allennlp.data.fields import LabelField, TensorField
-    from allennlp.models import Model
-    from allennlp.training import Checkpointer, GradientDescentTrainer
-    from allennlp.training.callbacks import TrainerCallback
-
-    class Toy(Model):
-        def __init__(self, vocab):
-            super().__init__(vocab)
-            self.linear = torch.nn.Linear(4, 2)
-            self.dropout = torch.nn.Dropout(0.5)
-
-        def forward(self, x, y):
-            return {"loss": torch.nn.functional.cross_entropy(self.linear(self.dropout(x)), y)}
-
-    class Interrupt(TrainerCallback):
-        def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number,
-                     is_training, **kwargs):
-            if (epoch, batch_number) == stop_at:
-                raise KeyboardInterrupt
-
-    random.seed(1), numpy.random.seed(1), torch.manual_seed(1)  # as prepare_environment does
-    data = [Instance({"x": TensorField(torch.randn(4)), "y": LabelField(i % 2, skip_indexing=True)})
-            for i in range(8)]
-    vocab = Vocabulary()
-    model = Toy(vocab)
-    trainer = GradientDescentTrainer(
-        model, torch.optim.SGD(model.parameters(), lr=0.5), SimpleDataLoader(data, 2, shuffle=True, vocab=vocab),
-        num_epochs=2, serialization_dir=str(serialization_dir), callbacks=[Interrupt(str(serialization_dir))],
-        checkpointer=Checkpointer(str(serialization_dir), save_every_num_batches=save_every_num_batches,
-                                  keep_most_recent_by_count=None))
-    trainer.train()
-    return {k: v.clone() for k, v in model.state_dict().items()}
-
-
-@pytest.mark.parametrize("save_every_num_batches, stop_at", [(2, (0, 3)), (None, (1, 1))])
-def test_recover_continues_the_interrupted_run_exactly(tmp_path, monkeypatch, save_every_num_batches, stop_at):
-    from allennlp.training import GradientDescentTrainer
-
-    def interrupted_then_resumed(directory):
-        with pytest.raises(KeyboardInterrupt):
-            toy_training(directory, save_every_num_batches, stop_at)
-        return toy_training(directory, save_every_num_batches)  # recovers from the last checkpoint
-
-    uninterrupted = toy_training(tmp_path / "a", save_every_num_batches)
-    resumed = interrupted_then_resumed(tmp_path / "b")
-    assert all(torch.equal(uninterrupted[k], resumed[k]) for k in uninterrupted)
-    assert torch.load(next((tmp_path / "b").glob("training_state_*.th")))["rng_state"]["torch"].dtype == torch.uint8
-    # The same interruption without the fix: dropout masks after the resume differ, and so do the weights.
-    for name in ("get_checkpoint_state", "_maybe_restore_checkpoint"):
-        monkeypatch.setattr(GradientDescentTrainer, name, getattr(GradientDescentTrainer, name).__wrapped__)
-    drifted = interrupted_then_resumed(tmp_path / "c")
-    assert not all(torch.equal(uninterrupted[k], drifted[k]) for k in uninterrupted)
-
-
-def test_recover_keeps_the_checkpoint_cadence(tmp_path):
-    with pytest.raises(KeyboardInterrupt):
-        toy_training(tmp_path, 3, stop_at=(0, 4))
-    toy_training(tmp_path, 3)
-    names = sorted(p.name for p in tmp_path.glob("model_state_*.th"))
-    assert names == ["model_state_e0_b3.th", "model_state_e1_b0.th", "model_state_e1_b3.th", "model_state_e2_b0.th"]
-
-
-# ---------------------------------------------------------------------------------- self_contained_archives
-
-
-def archive_untrained(config, run, instances_from=None):
-    """Writes a serialization directory for `config` (a `Params`) with an untrained model, archives it with
-    AllenNLP's `archive_model` and returns the model and the archive path."""
-    from allennlp.data import Vocabulary
-    from allennlp.models import Model
-    from allennlp.models.archival import archive_model
-
-    run.mkdir()
-    config.to_file(str(run / "config.json"))
-    vocab = Vocabulary.from_instances(instances_from) if instances_from else Vocabulary(
-        {"tokens": {"a": 1, "b": 1}, "labels": {"X": 1, "Y": 1}})
-    vocab.save_to_files(str(run / "vocabulary"))
-    model = Model.from_params(vocab=vocab, params=config.duplicate().pop("model"))
-    torch.save(model.state_dict(), run / "best.th")
-    return model.eval(), archive_model(str(run))
-
-
-def test_archive_carries_the_plm_files_and_loads_from_them(tmp_path, monkeypatch):
-    import shutil
-    import tarfile
-
-    import allennlp.commands.train
-    from allennlp.common import Params
-    from allennlp.data import DatasetReader
-    from allennlp.models import archival
-
-    import bitcode_allennlp.plugin  # noqa: F401
-
-    assert allennlp.commands.train.archive_model is archival.archive_model  # `allennlp train` archives with it
-    plm = tmp_path / "plm"
-    shutil.copytree(TINY_BERT, plm)
-    monkeypatch.setenv("PLM", str(plm))
-    monkeypatch.setenv("MAX_INSTANCES", "4")
-    config = Params.from_file(str(CONFIGS / "ner_hash.jsonnet"))
-    reader = DatasetReader.from_params(config.duplicate().pop("dataset_reader"))
-    model, path = archive_untrained(config, tmp_path / "run", list(reader.read(config["train_data_path"])))
-    with tarfile.open(path) as tar:
-        names = set(tar.getnames())
-    assert {"transformers/index.json", "transformers/plm/config.json", "transformers/plm/vocab.txt"} <= names
-    assert not any(name.endswith(".safetensors") for name in names)
-    shutil.rmtree(plm)
-
-    archive = archival.load_archive(path)
-    words = [["Frodo", "held", "the", "ring", "."], ["RT", "@BBC", ":", "hello"]]
-    outputs = []
-    for m, r in ((model, reader), (archive.model.eval(), archive.dataset_reader)):
-        instances = [r.text_to_instance(w) for w in words]
-        for instance in instances:
-            r.apply_token_indexers(instance)
-        outputs.append([(list(o["tags"]), list(o["code_hex"])) for o in m.forward_on_instances(instances)])
-    assert outputs[0] == outputs[1]
-    embedder = archive.model.text_field_embedder.token_embedder_tokens._matched_embedder
-    assert embedder.transformer_model.config.name_or_path.endswith("transformers/plm")  # the archive's copy
-
-
-def test_archive_of_a_model_without_plm_is_unchanged(tmp_path):
-    import tarfile
-
-    from allennlp.common import Params
-    from allennlp.models import archival
-
-    config = Params({"dataset_reader": {"type": "sequence_tagging"}, "train_data_path": "unused",
-                     "model": {"type": "simple_tagger", "encoder": {"type": "pass_through", "input_dim": 4},
-                               "text_field_embedder": {"token_embedders": {"tokens": {"type": "embedding",
-                                                                                      "embedding_dim": 4}}}}})
-    model, path = archive_untrained(config, tmp_path / "run")
-    with tarfile.open(path) as tar:
-        names = tar.getnames()
-    assert {"config.json", "weights.th", "vocabulary"} <= set(names)
-    assert not any(name.startswith("transformers") for name in names)
-    assert not (tmp_path / "run" / "transformers").exists()
-    loaded = archival.load_archive(path).model.state_dict()
-    assert all(torch.equal(value, loaded[key]) for key, value in model.state_dict().items())

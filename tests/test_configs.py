@@ -1,5 +1,7 @@
 """Every shipped config builds (reader, data, vocabulary, model) with its default fixture paths, and every
 component we register resolves by name."""
+import os
+
 import pytest
 from allennlp.common import Params
 from allennlp.data import DatasetReader, Vocabulary
@@ -144,3 +146,14 @@ def test_head_lr_reaches_every_fresh_parameter(config, monkeypatch):
     for name, _ in model.named_parameters():
         in_group = any(re.search(p, name) for p in patterns)
         assert in_group != ("transformer_model" in name), name
+
+
+def test_config_variables_have_defaults_and_overrides(monkeypatch):
+    """`BITCODE_ENV` (`bitcode_allennlp.common.config_env`) gives `env.libsonnet` its defaults; the environment
+    overrides them."""
+    monkeypatch.delenv("K", raising=False)
+    default = Params.from_file(str(CONFIGS / "ner_hash.jsonnet")).as_dict()
+    assert default["model"]["encoder"]["num_bits"] == 24
+    assert os.path.isdir(default["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"])
+    monkeypatch.setenv("K", "16")
+    assert Params.from_file(str(CONFIGS / "ner_hash.jsonnet")).as_dict()["model"]["encoder"]["num_bits"] == 16

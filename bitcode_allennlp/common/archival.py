@@ -14,17 +14,20 @@ hub name. Two steps repair that:
   readers and the model points at the archive's copy, and the model's embedders get `load_weights: false`
   (AllenNLP builds the transformer from its config; the weights come from the archive's state dict).
 
-`bitcode_allennlp.compat` (`self_contained_archives`) calls both around AllenNLP's `archive_model` and
-`load_archive`, so `allennlp train`, `predict`, `evaluate` and `load_archive` need no option. Archives without a
+`install_self_contained_archives` (an extension, patch ``self_contained_archives``, installed when
+`allennlp.models.archival` is imported; `bitcode_allennlp.extensions`) calls both around AllenNLP's `archive_model`
+and `load_archive`, so `allennlp train`, `predict`, `evaluate` and `load_archive` need no option. Archives without a
 PLM, and archives made before this existed (no `transformers/index.json`), are made and loaded as before.
 `config.json` keeps the original `model_name`, so `allennlp train --recover` and the record of what was trained
-are unchanged. Standard library only at import time (compat imports this module while AllenNLP loads).
+are unchanged. Standard library only at import time (imported while AllenNLP loads).
 """
 import json
 import logging
 import os
 import shutil
 from typing import Any, Dict, Iterator, List, Union
+
+from bitcode_allennlp.patching import patch
 
 logger = logging.getLogger(__name__)
 
@@ -140,3 +143,41 @@ def _save_pretrained(name: str, target: str) -> None:
         shutil.rmtree(target)
     AutoConfig.from_pretrained(name).save_pretrained(target)
     AutoTokenizer.from_pretrained(name).save_pretrained(target)
+
+
+def install_self_contained_archives(module) -> None:
+    """`allennlp.models.archival`: `archive_model` adds the PLM's files (`add_transformer_files`) and loading points
+    the config at them (`use_archived_transformers`)."""
+    reason = "archives carry the PLM's config and tokenizer and load from them"
+
+    def with_transformer_files(original_archive):
+        def archive_model(serialization_dir, weights=module._DEFAULT_WEIGHTS, archive_path=None,
+                          include_in_archive=None):
+            include = list(include_in_archive or [])
+            try:
+                include += [path for path in add_transformer_files(serialization_dir) if path not in include]
+            except Exception:  # the archive must still be written after a long training; it just needs the PLM
+                logger.exception("Could not add the PLM's files to the archive; it will need the PLM to load")
+            return original_archive(serialization_dir, weights, archive_path, include or None)
+
+        return archive_model
+
+    def readers_from_archive(original):
+        def _load_dataset_readers(config, serialization_dir):
+            use_archived_transformers(config, serialization_dir)
+            return original(config, serialization_dir)
+
+        return _load_dataset_readers
+
+    def model_from_archive(original):
+        def _load_model(config, weights_path, serialization_dir, cuda_device):
+            use_archived_transformers(config, serialization_dir)
+            return original(config, weights_path, serialization_dir, cuda_device)
+
+        return _load_model
+
+    # `everywhere`: also `allennlp.commands.train`'s imported name
+    patch(module, "archive_model", with_transformer_files, everywhere=True, mark="self_contained_archives",
+          reason=reason)
+    patch(module, "_load_dataset_readers", readers_from_archive, mark="self_contained_archives", reason=reason)
+    patch(module, "_load_model", model_from_archive, mark="self_contained_archives", reason=reason)

@@ -1,7 +1,8 @@
 """Bad input through the `allennlp` command: one clear error line instead of a traceback, checked predict input,
 readable archive errors, config variables named in errors, and reruns of runs that never started.
 
-`bitcode_allennlp.compat` applies each part when the AllenNLP module it changes is first imported (the extensions
+Each part is an extension of AllenNLP (not a version fix), installed by the `install_*` function below when the
+AllenNLP module it changes is first imported (`bitcode_allennlp.extensions` lists them; the patch names are
 ``cli_errors``, ``config_errors``, ``predict_input``, ``archive_errors``, ``unstarted_runs``):
 
 * `wrap_main` (``allennlp.commands.main``): a `ConfigurationError` (which includes our `DataFormatError` and
@@ -46,6 +47,7 @@ from bitcode_allennlp.common import errors
 from bitcode_allennlp.common.console import (  # noqa: F401 (DEBUG_VARIABLES, command_name, error_message: API)
     DEBUG_VARIABLES, command_name, debug, error_message, report_user_error,
 )
+from bitcode_allennlp.patching import patch, replacing
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +76,12 @@ def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
     main.__doc__ = original.__doc__
     main.__wrapped__ = original  # type: ignore[attr-defined]
     return main
+
+
+def install_cli_errors(module) -> None:
+    """`allennlp.commands`: one error line (and exit status 1) instead of a traceback for a user's error."""
+    patch(module, "main", wrap_main,
+          mark="cli_errors", reason="allennlp's main prints a user error as one line (BITCODE_DEBUG=1: the traceback)")
 
 
 # ------------------------------------------------------------------------------------------------ configs
@@ -106,8 +114,15 @@ def wrap_evaluate(original: Callable[..., str], snippet: bool = False) -> Callab
             raise ConfigurationError(f"{where}: {jsonnet_message(str(error))}") from error
 
     evaluate.__wrapped__ = original  # type: ignore[attr-defined]
-    evaluate._bitcode_compat = True  # type: ignore[attr-defined]
     return evaluate
+
+
+def install_config_errors(module) -> None:
+    """`allennlp.common.params`: a jsonnet error as `ConfigurationError` `<config>: <message>`."""
+    reason = "jsonnet errors are ConfigurationError '<config>: <message>'"
+    patch(module, "evaluate_file", wrap_evaluate, everywhere=True, mark="config_errors", reason=reason)
+    patch(module, "evaluate_snippet", lambda original: wrap_evaluate(original, snippet=True), everywhere=True,
+          mark="config_errors", reason=reason)
 
 
 # ------------------------------------------------------------------------------------------------ predict
@@ -117,8 +132,8 @@ _SKIP_BAD_LINES: "contextvars.ContextVar[bool]" = contextvars.ContextVar("skip_b
 
 def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
     """`Predict.add_subparser`, adding `--skip-bad-lines`. Idempotent: wrapping an already wrapped one returns it
-    (a second wrapper would add the option twice, an argparse conflict)."""
-    if getattr(original, "_bitcode_compat", False):
+    (a second wrapper would add the option twice, an argparse conflict; `patch` also applies it only once)."""
+    if getattr(original, "_adds_skip_bad_lines", False):
         return original
 
     def add_subparser(self, parser):
@@ -139,7 +154,7 @@ def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
         return subparser
 
     add_subparser.__wrapped__ = original  # type: ignore[attr-defined]
-    add_subparser._bitcode_compat = True  # type: ignore[attr-defined]
+    add_subparser._adds_skip_bad_lines = True  # type: ignore[attr-defined]
     return add_subparser
 
 
@@ -239,6 +254,15 @@ def wrap_predict_run(original: Callable[[Any], None]) -> Callable[[Any], None]:
     return run
 
 
+def install_predict_input(module) -> None:
+    """`allennlp.commands.predict`: every input line checked, the bad one named; `--skip-bad-lines`."""
+    reason = "allennlp predict names bad input lines (file, line, field); --skip-bad-lines"
+    manager = module._PredictManager
+    patch(manager, "_get_json_data", replacing(get_json_data), mark="predict_input", reason=reason)
+    patch(manager, "run", wrap_predict_run, mark="predict_input", reason=reason)
+    patch(module.Predict, "add_subparser", add_predict_arguments, mark="predict_input", reason=reason)
+
+
 # ------------------------------------------------------------------------------------------------ archives
 
 
@@ -283,7 +307,10 @@ def extracted_archive(resolved_archive_file: str, cleanup: bool = True) -> Itera
             shutil.rmtree(tempdir, ignore_errors=True)
 
 
-extracted_archive._bitcode_compat = True  # type: ignore[attr-defined]
+def install_archive_errors(module) -> None:
+    """`allennlp.models.archival`: a bad `model.tar.gz` raises `ArchiveError` naming it, no temporary folder left."""
+    patch(module, "extracted_archive", replacing(extracted_archive), mark="archive_errors",
+          reason="an empty, truncated or foreign model.tar.gz raises ArchiveError naming the file")
 
 
 # ------------------------------------------------------------------------------------------------ train
@@ -318,5 +345,11 @@ def wrap_create_serialization_dir(original: Callable[..., None]) -> Callable[...
 
     create_serialization_dir.__doc__ = original.__doc__
     create_serialization_dir.__wrapped__ = original  # type: ignore[attr-defined]
-    create_serialization_dir._bitcode_compat = True  # type: ignore[attr-defined]
     return create_serialization_dir
+
+
+def install_unstarted_runs(module) -> None:
+    """`allennlp.training.util`: `allennlp train` again into the folder of a run that never reached a checkpoint
+    starts over."""
+    patch(module, "create_serialization_dir", wrap_create_serialization_dir, everywhere=True, mark="unstarted_runs",
+          reason="a serialization dir with no checkpoint, left by a failed run, is started over")

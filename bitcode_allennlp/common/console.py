@@ -1,8 +1,10 @@
 """What the `allennlp` command prints: its results, progress bars, warnings and errors, but no INFO log flood.
 
 Standard library only: the light `allennlp bits` process (`bitcode_allennlp.common.light_cli`) uses this module
-without importing AllenNLP. `bitcode_allennlp.compat` calls `start` when the `allennlp` command starts, and applies
-the rest to AllenNLP's modules as they load (``quiet_cli`` in its docstring).
+without importing AllenNLP. An extension of AllenNLP, not a version fix: `start_cli` runs when the `allennlp` command
+starts, and the `install_*` functions at the end patch AllenNLP's modules as they load (`bitcode_allennlp.extensions`
+lists them; the patch names are ``quiet_cli``, ``light_bits``, ``verbose_flag``, ``quiet_training``,
+``quiet_predict``, ``evaluate_metrics``).
 
 Quiet, the command's default:
 
@@ -23,6 +25,8 @@ functions called from a script.
 import os
 import sys
 from typing import List, Optional
+
+from bitcode_allennlp.patching import APPLIED, patch, record
 
 VERBOSE_VARIABLE = "BITCODE_VERBOSE"
 """1: AllenNLP's logs and all warnings; 0: quiet. The `allennlp` command sets it for itself and its workers."""
@@ -123,7 +127,7 @@ def ignore_noise_warnings() -> None:
 
 
 def _import_logging():
-    import logging  # not at the top: `bitcode_allennlp.compat` may import this module in any process
+    import logging  # not at the top: the `allennlp` import hook may import this module in any process
 
     return logging
 
@@ -229,3 +233,118 @@ def report_user_error(prog: Optional[str], argv: List[str], error: BaseException
     command = " ".join(part for part in (prog or "allennlp", command_name(argv)) if part)
     sys.stderr.write(f"{command}: error: {error_message(error)}\n(set BITCODE_DEBUG=1 for the full traceback)\n")
     sys.stderr.flush()
+
+
+# ------------------------------------------------------------------------------------------------ into AllenNLP
+
+
+def start_cli() -> None:
+    """Just before the `allennlp` package's code, when this process is the `allennlp` command: quiet or verbose set-up
+    (`start`), and a light `bits` command run at once, without AllenNLP (`light_cli`; exits with its status)."""
+    args = cli_arguments()
+    if args is None or "quiet_cli" in APPLIED:
+        return
+    verbose = start(args)
+    record("quiet_cli", "verbose: AllenNLP's logs" if verbose
+           else "quiet: results on stdout, no INFO logs on the console, noise warnings ignored")
+    from bitcode_allennlp.common import light_cli
+
+    if light_cli.is_light(args):
+        record("light_bits", "allennlp bits runs without importing AllenNLP")
+        raise SystemExit(light_cli.run_bits(args))
+
+
+def install_verbose_flag(module) -> None:
+    """`allennlp.commands`: `--verbose` in every parser of the `allennlp` command (read from the command line in
+    `start_cli`)."""
+
+    def with_verbose(base):
+        class ArgumentParserWithDefaults(base):
+            __doc__ = base.__doc__
+
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                add_verbose_argument(self)
+
+        return ArgumentParserWithDefaults
+
+    patch(module, "ArgumentParserWithDefaults", with_verbose,
+          mark="verbose_flag", reason="every allennlp parser accepts --verbose")
+
+
+def install_quiet_training(module) -> None:
+    """`allennlp.common.logging`: `prepare_global_logging` (`allennlp train`, each worker) puts new console handlers
+    on the root logger: when quiet, they print only what `keep_record` keeps; `out.log` keeps every line."""
+
+    def quiet_handlers(original):
+        def prepare_global_logging(*args, **kwargs) -> None:
+            original(*args, **kwargs)
+            if quiet():
+                ignore_noise_warnings()
+                quiet_console_handlers(training=True)
+
+        return prepare_global_logging
+
+    patch(module, "prepare_global_logging", quiet_handlers, everywhere=True, mark="quiet_training",
+          reason="quiet allennlp train: epoch lines and metrics on the console, everything in out.log")
+
+
+def install_quiet_predict(module) -> None:
+    """`allennlp.commands.predict`: when quiet, each prediction is one JSON line, without AllenNLP's `input N:` and
+    `prediction:` prefixes and blank lines, and the inputs are counted in a progress bar on stderr when that is a
+    terminal (and the predictions do not go to the same terminal: `show_progress`)."""
+    reason = "quiet allennlp predict prints one JSON line per prediction (and a progress bar on a terminal's stderr)"
+
+    def one_line(original):
+        def _maybe_print_to_console_and_file(self, index: int, prediction: str, model_input: str = None) -> None:
+            if not quiet():
+                return original(self, index, prediction, model_input)
+            if self._print_to_console:
+                sys.stdout.write(prediction if prediction.endswith("\n") else prediction + "\n")
+            if self._output_file is not None:
+                self._output_file.write(prediction)
+
+        return _maybe_print_to_console_and_file
+
+    def with_progress(read):
+        def read_inputs(self):
+            inputs = read(self)
+            if quiet() and show_progress(self._print_to_console):
+                from allennlp.common.tqdm import Tqdm
+
+                inputs = Tqdm.tqdm(inputs, desc="predict", unit=" inputs")
+            return inputs
+
+        return read_inputs
+
+    manager = module._PredictManager
+    patch(manager, "_maybe_print_to_console_and_file", one_line, mark="quiet_predict", reason=reason)
+    patch(manager, "_get_json_data", with_progress, mark="quiet_predict", reason=reason)
+    patch(manager, "_get_instance_data", with_progress, mark="quiet_predict", reason=reason)
+
+
+def install_evaluate_metrics(module) -> None:
+    """`allennlp.commands.evaluate`: `allennlp evaluate` prints its final metrics as JSON on stdout (with or without
+    `--output-file`)."""
+
+    def print_metrics(original):
+        def add_subparser(self, parser):
+            subparser = original(self, parser)
+            evaluate = subparser.get_default("func")
+
+            def func(args):
+                import json
+
+                from allennlp.common.util import sanitize
+
+                metrics = evaluate(args)
+                print(json.dumps(sanitize(metrics), indent=2))
+                return metrics
+
+            subparser.set_defaults(func=func)
+            return subparser
+
+        return add_subparser
+
+    patch(module.Evaluate, "add_subparser", print_metrics,
+          mark="evaluate_metrics", reason="allennlp evaluate prints its metrics as JSON on stdout")

@@ -2,7 +2,7 @@
 
 Through AllenNLP, every `allennlp` command first imports torch, transformers, spaCy and all of AllenNLP and its
 plugins (7-9 s), and `bits stats | heatmap | index | search | precision | probe` and `bits diff --codes` need none
-of it. When the `allennlp` command starts with one of these (`is_light`), `bitcode_allennlp.compat` calls `run_bits`
+of it. When the `allennlp` command starts with one of these (`is_light`), `console.start_cli` calls `run_bits`
 before AllenNLP is imported: it builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)"
 help), runs the sub-command, prints a user error as `allennlp bits <command>: error: <message>` (exit status 1, as
 through AllenNLP) and exits. `bits diff ARCHIVE ...` loads a model and goes through AllenNLP as before, as does any

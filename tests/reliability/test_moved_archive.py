@@ -1,7 +1,7 @@
 """A trained archive is self-contained: moved elsewhere, with its training directory and the PLM directory it
 was trained from deleted, it loads and predicts in a fresh process with no network from another working
 directory (`allennlp predict`, `allennlp evaluate`, `load_archive`), with the same results as the model as
-trained. The archive carries the PLM's config and tokenizer, not its weights (compat `self_contained_archives`,
+trained. The archive carries the PLM's config and tokenizer, not its weights (the extension `self_contained_archives`,
 `bitcode_allennlp/common/archival.py`)."""
 import json
 import os
