@@ -8,7 +8,7 @@ from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
 
 import bitcode_allennlp.plugin  # noqa: F401
-from tests.conftest import CONFIGS
+from tests.conftest import CONFIGS, ROOT
 
 SHIPPED = sorted(p.name for p in CONFIGS.glob("*.jsonnet"))
 
@@ -117,7 +117,8 @@ def test_code_dim_256_is_the_papers_validation_model_size(monkeypatch):
 
 
 def test_experiment_clears_every_config_variable():
-    """`validation.experiment` passes each stage exactly its variables: it must know every one the configs read."""
+    """`validation.experiment` passes each stage exactly its variables: it must know every one the configs read
+    (its list is derived from them; a plain scan of the files, comments included, finds the same)."""
     import re
 
     from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
@@ -125,8 +126,71 @@ def test_experiment_clears_every_config_variable():
     read = set()
     for path in CONFIGS.iterdir():
         read |= set(re.findall(r'env\.(?:str|num|bool|has)\("([A-Z_0-9]+)"', path.read_text()))
-    assert {"K", "TRAINING_METRICS"} <= read
+    assert {"K", "TRAINING_METRICS", "CHECKPOINT_EVERY", "HEAD_LR", "FREEZE_PLM", "TOKEN_POLICY"} <= read
     assert read == CONFIG_VARIABLES
+
+
+def test_set_names_every_config_variable(capsys):
+    """`--set` refuses a name no config reads, listing the accepted ones: every config variable
+    (CHECKPOINT_EVERY included)."""
+    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES, main
+
+    with pytest.raises(SystemExit):
+        main(["ner", "--out", "unused", "--set", "CHECKPOINT_EVERY=5", "NOT_A_VARIABLE=1"])
+    error = capsys.readouterr().err
+    assert f"'NOT_A_VARIABLE=1' is not VAR=VALUE with VAR one of {', '.join(sorted(CONFIG_VARIABLES))}" in error
+    assert "'CHECKPOINT_EVERY=5' is not" not in error and "CHECKPOINT_EVERY" in error
+
+
+def test_docs_table_lists_every_config_variable():
+    """docs/configs.md's table names every variable the configs read, and nothing else."""
+    import re
+
+    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
+
+    rows = [line for line in (ROOT / "docs" / "configs.md").read_text().splitlines() if line.startswith("| `")]
+    documented = {name for row in rows for name in re.findall(r"`([A-Z][A-Z_0-9]*)`", row.split("|")[1])}
+    assert documented == CONFIG_VARIABLES, (sorted(CONFIG_VARIABLES - documented), sorted(documented - CONFIG_VARIABLES))
+
+
+def _imports(path):
+    import re
+
+    return re.findall(r"import '([a-z_]+\.libsonnet)'", path.read_text())
+
+
+def _reads_through_imports(name, seen=None):
+    """The variables config `name` reads itself and through the files it imports."""
+    from bitcode_allennlp.validation.experiment import variables_read
+
+    seen = set() if seen is None else seen
+    if name in seen:
+        return set()
+    seen.add(name)
+    read = variables_read((CONFIGS / name).read_text())
+    for imported in _imports(CONFIGS / name):
+        read |= _reads_through_imports(imported, seen)
+    return read
+
+
+@pytest.mark.parametrize("config", sorted(p.name for p in CONFIGS.iterdir() if p.name != "env.libsonnet"))
+def test_header_points_to_the_docs_and_names_the_configs_own_variables(config):
+    """A config's header says `Variables: docs/configs.md` (the one table) and names the variables only it reads
+    (none of its imports does), e.g. ner_hash.jsonnet's READER and INPUT_SCHEME; every name it gives is read.
+    common.libsonnet's own variables are the shared ones: the table is their list."""
+    import re
+
+    from bitcode_allennlp.validation.experiment import variables_read
+
+    header = "".join(line[2:] for line in (CONFIGS / config).read_text().splitlines(True) if line.startswith("//"))
+    assert "Variables: docs/configs.md" in header
+    named = set(re.findall(r"\b[A-Z][A-Z_0-9]*\b", header.split("Variables:", 1)[1]))
+    read = _reads_through_imports(config)
+    assert named <= read, sorted(named - read)
+    if config != "common.libsonnet":
+        inherited = set().union(set(), *(_reads_through_imports(name) for name in _imports(CONFIGS / config)))
+        own = variables_read((CONFIGS / config).read_text()) - inherited
+        assert own <= named, sorted(own - named)
 
 
 @pytest.mark.parametrize("config", HASHING)

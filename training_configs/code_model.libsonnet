@@ -1,12 +1,8 @@
 // The validation-stage model shared by {pos,ner,parse}_code.jsonnet (paper §3.3, Eq. 9, Table 6 second block):
 // codes corpus (`allennlp hash-corpus` output, reader `binary_codes`) → `binary_code` embedding (d = K · d/K) →
 // one-layer transformer → the same task head as the hashing stage, with no hash loss and no access to words.
-// Variables (env.libsonnet): TRAIN_DATA DEV_DATA K CODE_DIM (d, rounded up to a multiple of K and of the
-// heads; default 128) CODE_HEADS (4) CODE_FF (feed-forward size, default 2·d) CODE_ENCODER ("transformer", the
-// paper's; or "window": beyond the paper, CODE_LAYERS convolutions over CODE_WINDOW words on each side, output
-// size CODE_FF, `window_feedforward`, much cheaper at inference) CODE_WINDOW (1) CODE_LAYERS (1) DROPOUT LR EPOCHS (default 20)
-// MAX_TOKENS WARMUP WEIGHT_DECAY GRAD_NORM MAX_INSTANCES SKIP_INVALID CUDA_DEVICE WORKERS SEED; taggers also
-// TRAINING_METRICS (common.libsonnet).
+// Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA CODE_DIM CODE_HEADS
+// CODE_FF CODE_ENCODER CODE_WINDOW CODE_LAYERS, and EPOCHS (default 20 here); the rest common.libsonnet's.
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 

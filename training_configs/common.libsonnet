@@ -1,5 +1,6 @@
 // What every hashing-stage config shares: the PLM sub-token indexer/embedder, token-budget batches, AdamW with
-// linear warm-up over a fraction of the steps (paper §4.1), optional DDP workers, seeds. Variables: env.libsonnet.
+// linear warm-up over a fraction of the steps (paper §4.1), optional DDP workers, seeds.
+// Variables: docs/configs.md (each with its default): the shared ones, read through env.libsonnet.
 local env = import 'env.libsonnet';
 
 {

@@ -1,5 +1,7 @@
 // The hashing-stage span parser shared by parse_hash.jsonnet and parse_hash_incremental.jsonnet
-// (paper §3.2, Table 6: beta 0.001, tau 0.1, dropout 0.5, lr 5e-5). Variables: env.libsonnet, common.libsonnet.
+// (paper §3.2, Table 6: beta 0.001, tau 0.1, dropout 0.5, lr 5e-5).
+// Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA SPAN_MLP_DIM
+// LABEL_MLP_DIM MLP_DROPOUT; the rest common.libsonnet's.
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 

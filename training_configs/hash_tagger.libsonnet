@@ -1,5 +1,6 @@
 // The hashing-stage CRF tagger shared by pos_hash.jsonnet and ner_hash.jsonnet (paper §3–4, Table 6).
-// Every value can be overridden by an environment variable of the same name (see env.libsonnet).
+// Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA TASK_LOSS CODE_HEAD
+// CODE_HEAD_DIM; the rest common.libsonnet's.
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 

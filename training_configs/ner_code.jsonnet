@@ -3,7 +3,7 @@
 //   allennlp hash-corpus runs/ner/model.tar.gz TRAIN -o runs/ner_codes/train.jsonl   (and DEV)
 //   TRAIN_DATA=runs/ner_codes/train.jsonl DEV_DATA=runs/ner_codes/dev.jsonl \
 //   allennlp train training_configs/ner_code.jsonnet -s runs/ner_code
-// Variables: code_model.libsonnet. K must be the hashing model's.
+// Variables: docs/configs.md (each with its default): code_model.libsonnet's. K must be the hashing model's.
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 local code_model = import 'code_model.libsonnet';

@@ -9,9 +9,8 @@
 // IOB1 (the original CoNLL-2003 release), BIOUL or BIOES; the model gets BIOUL either way. E.g. BTC's column files:
 //   READER=conll_columns TOKEN_POLICY=repair TRAIN_DATA=../shared/data/ner/btc/btc.train.conll \
 //   DEV_DATA=../shared/data/ner/btc/btc.dev.conll allennlp train training_configs/ner_hash.jsonnet -s runs/ner_columns
-// Variables: PLM TRAIN_DATA DEV_DATA READER INPUT_SCHEME K HEAD_DIM BETA TAU SIMILARITY OBJECTIVE TWO_VIEWS LR
-//            DROPOUT EPOCHS MAX_TOKENS MAX_SUBTOKENS MAX_LENGTH WARMUP WEIGHT_DECAY GRAD_NORM CUDA_DEVICE WORKERS SEED
-//            CAUSAL
+// Variables: docs/configs.md (each with its default); own: READER INPUT_SCHEME; the rest
+// hash_tagger.libsonnet's.
 local env = import 'env.libsonnet';
 local tagger = import 'hash_tagger.libsonnet';
 

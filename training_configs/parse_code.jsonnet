@@ -1,7 +1,8 @@
 // Validation stage for constituency parsing (paper §3.3; Table 6: dropout 0.3, lr 1e-3): the biaffine span
 // parser with tree CRF and CKY, reading only the codes of `allennlp hash-corpus` (run on a parse_hash model;
-// each line carries the gold tree). Defaults train on fixtures/data/codes in seconds. Variables:
-// code_model.libsonnet plus SPAN_MLP_DIM LABEL_MLP_DIM MLP_DROPOUT. K must be the hashing model's.
+// each line carries the gold tree). Defaults train on fixtures/data/codes in seconds.
+// Variables: docs/configs.md (each with its default); own: BOUNDARY SPAN_MLP_DIM LABEL_MLP_DIM
+// MLP_DROPOUT; the rest code_model.libsonnet's. K must be the hashing model's.
 local env = import 'env.libsonnet';
 local code_model = import 'code_model.libsonnet';
 

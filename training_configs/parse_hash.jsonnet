@@ -3,7 +3,7 @@
 //   PLM=$(python -m bitcode_allennlp.plm minilm) TOKEN_POLICY=repair \
 //   TRAIN_DATA=../shared/data/const/craft/craft-train.tree DEV_DATA=../shared/data/const/craft/craft-dev.tree \
 //   allennlp train training_configs/parse_hash.jsonnet -s runs/parse
-// Variables as in ner_hash.jsonnet, plus SPAN_MLP_DIM LABEL_MLP_DIM MLP_DROPOUT.
+// Variables: docs/configs.md (each with its default): hash_parser.libsonnet's.
 local env = import 'env.libsonnet';
 local parser = import 'hash_parser.libsonnet';
 

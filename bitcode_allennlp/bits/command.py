@@ -25,6 +25,7 @@ from bitcode_allennlp.bits.index import (
 )
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
+from bitcode_allennlp.code_format import int_to_hex
 # AllenNLP's classes, or stand-ins in the light `allennlp bits` process that runs without AllenNLP (see light_cli)
 from bitcode_allennlp.common.light_cli import ConfigurationError, Subcommand
 
@@ -134,7 +135,7 @@ def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
         except KeyError as error:
             raise ConfigurationError(str(error.args[0])) from None
         query = (f"word {args.word!r}: {occurrences} occurrences with {distinct} distinct codes; querying its most "
-                 f"frequent code {format(code, f'0{(index.num_bits + 3) // 4}x')} ({count} of the {occurrences})")
+                 f"frequent code {int_to_hex(code, index.num_bits)} ({count} of the {occurrences})")
     try:
         if args.radius is not None:
             indices, distances = index.radius(code, args.radius)

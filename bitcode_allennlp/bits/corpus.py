@@ -1,8 +1,9 @@
 """A codes corpus (`allennlp hash-corpus` output, format in `binary_codes_reader`) as flat numpy arrays, one entry
 per word, and the labels each word is read under.
 
-Codes are packed into `numpy.uint64` with the convention of `bitcode_allennlp.codes` (bit i = head i, head 0 the
-most significant bit, hex = `ceil(K / 4)` digits, parsed by its strict `parse_hex_code`), and K is at most its
+Codes are packed into `numpy.uint64` in the format of `bitcode_allennlp.code_format` (bit i = head i, head 0 the
+most significant bit, hex = `ceil(K / 4)` digits, parsed by its strict `parse_hex_code`; `hex_to_uint64`,
+`uint64_to_hex`, `pack_bits` and `unpack_bits` are its functions, importable from here too), and K is at most its
 `MAX_BITS` (63), as everywhere else.
 
 Label views of a word (`label_views`):
@@ -19,66 +20,18 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from bitcode_allennlp.codes import MAX_BITS, check_num_bits, parse_hex_code  # noqa: F401 (check_num_bits: API)
+from bitcode_allennlp.code_format import (  # noqa: F401 (the format's names used by bits/, importable from here)
+    MAX_BITS, check_num_bits, hex_to_uint64, pack_bits, parse_hex_code, uint64_to_hex, unpack_bits,
+)
 from bitcode_allennlp.common.errors import DataFormatError
 
 MAX_INDEX_BITS = MAX_BITS
-"""The one K limit of `bitcode_allennlp.codes` (63); the name is kept for callers."""
+"""The one K limit of `bitcode_allennlp.code_format` (63); the name is kept for callers."""
 
 BIO_TAG = re.compile(r"^([BIESLU])-(.+)$")
 OUTSIDE = "O"
 PREFIX_ORDER = ("B", "I", "E", "L", "S", "U", "O")
 """Order of BIOES / BIOUL prefixes in tables and pictures (the paper's Figure 4 order, BIOUL letters beside)."""
-
-
-def hex_to_uint64(hex_codes: Sequence[str], num_bits: int) -> np.ndarray:
-    """
-    Hex codes (`ceil(K / 4)` digits each, as `ints_to_hex` writes them) to packed codes.
-
-    # Returns
-
-    `np.ndarray` of dtype uint64 and shape `(len(hex_codes),)`.
-
-    # Raises
-
-    `ValueError` for a code that `bitcode_allennlp.codes.parse_hex_code` rejects (wrong length, a character
-    outside 0-9 a-f A-F, a value that does not fit in K bits).
-    """
-    check_num_bits(num_bits)
-    return np.array([parse_hex_code(code, num_bits) for code in hex_codes], dtype=np.uint64)  # (n,)
-
-
-def uint64_to_hex(codes: Any, num_bits: int) -> List[str]:
-    """Packed codes (any iterable of ints) to zero-padded lower-case hex strings of `ceil(K / 4)` digits."""
-    check_num_bits(num_bits)
-    width = (num_bits + 3) // 4
-    return [format(int(code), f"0{width}x") for code in np.asarray(codes, dtype=np.uint64).reshape(-1)]
-
-
-def unpack_bits(codes: np.ndarray, num_bits: int) -> np.ndarray:
-    """
-    Packed codes to their bits, head 0 first: `bits[n, i] = (codes[n] >> (K - 1 - i)) & 1`.
-
-    # Parameters
-
-    codes : `np.ndarray`
-        uint64 codes of shape `(n,)`.
-
-    # Returns
-
-    `np.ndarray` of dtype uint8 and shape `(n, K)`.
-    """
-    check_num_bits(num_bits)
-    shifts = np.arange(num_bits - 1, -1, -1, dtype=np.uint64)  # (K,)
-    return ((np.asarray(codes, dtype=np.uint64)[:, None] >> shifts) & np.uint64(1)).astype(np.uint8)  # (n, K)
-
-
-def pack_bits(bits: np.ndarray) -> np.ndarray:
-    """The inverse of `unpack_bits`: `(n, K)` 0/1 bits, head 0 first, to `(n,)` uint64 codes."""
-    bits = np.asarray(bits)
-    num_bits = check_num_bits(bits.shape[-1])
-    shifts = np.arange(num_bits - 1, -1, -1, dtype=np.uint64)  # (K,)
-    return np.bitwise_or.reduce((bits.astype(np.uint64) & np.uint64(1)) << shifts, axis=-1)  # (n,)
 
 
 def is_bio_tagset(tags: Sequence[str]) -> bool:

@@ -12,7 +12,8 @@ import html
 import json
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from bitcode_allennlp.bits.corpus import check_num_bits, hex_to_uint64, read_line
+from bitcode_allennlp.bits.corpus import read_line
+from bitcode_allennlp.code_format import check_num_bits, hex_to_bits, hex_to_uint64, num_hex_digits
 
 RED, BLUE, BOLD, RESET = "\x1b[31m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
 
@@ -40,10 +41,8 @@ class CodeDiff(NamedTuple):
     name_b: str = "B"
 
 
-def code_bits(code: str, num_bits: int) -> List[int]:
-    """A hex code's K bits as 0/1, head 0 first."""
-    value = int(hex_to_uint64([code], num_bits)[0])
-    return [(value >> (num_bits - 1 - i)) & 1 for i in range(num_bits)]
+code_bits = hex_to_bits
+"""A hex code's K bits as 0/1, head 0 first (`bitcode_allennlp.code_format.hex_to_bits`)."""
 
 
 def differing_bits(code_a: str, code_b: str, num_bits: int) -> List[int]:
@@ -114,7 +113,7 @@ def bit_groups(num_bits: int) -> List[List[int]]:
 def digit_heads(num_bits: int) -> List[List[int]]:
     """For each hex digit of a K-bit code (left to right), the heads whose bits it holds (the padding bits of a
     short first digit hold none)."""
-    digits = (num_bits + 3) // 4
+    digits = num_hex_digits(num_bits)
     groups = bit_groups(num_bits)
     return [[] for _ in range(digits - len(groups))] + groups
 
@@ -134,7 +133,7 @@ def render_text(diff: CodeDiff, color: bool = False) -> str:
     name_width = max(len(diff.name_a), len(diff.name_b))
     word_width = max([len(w) for w in diff.words_a + diff.words_b] + [4])
     label_width = max([len(t) for t in (diff.labels_a or []) + (diff.labels_b or [])] + [0])
-    hex_width = (k + 3) // 4
+    hex_width = num_hex_digits(k)
     groups = bit_groups(k)
     digits = digit_heads(k)
 

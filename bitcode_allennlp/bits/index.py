@@ -74,9 +74,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from bitcode_allennlp.bits.corpus import (
-    CodesCorpus, LabelColumn, check_num_bits, hex_to_uint64, read_codes_corpus, uint64_to_hex,
-)
+from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus
+from bitcode_allennlp.code_format import check_num_bits, hex_to_uint64, uint64_to_hex
 
 FORMAT = "bitcode_allennlp.bits.HammingIndex"
 VERSION = 2
@@ -638,7 +637,7 @@ class HammingIndex:
 
     # -------------------------------------------------------------------------------------------- search
     def parse_code(self, code: str) -> int:
-        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.codes.parse_hex_code`) to its
+        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.code_format.parse_hex_code`) to its
         integer."""
         return int(hex_to_uint64([code], self.num_bits)[0])
 

@@ -52,7 +52,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from bitcode_allennlp.bits.corpus import CodesCorpus, unpack_bits
+from bitcode_allennlp.bits.corpus import CodesCorpus
+from bitcode_allennlp.code_format import unpack_bits
 from bitcode_allennlp.bits.index import hamming_distances
 
 KS = (1, 10, 100)

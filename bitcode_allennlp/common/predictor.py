@@ -14,7 +14,7 @@ from allennlp.data.tokenizers import SpacyTokenizer
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
-from bitcode_allennlp.codes import hex_to_bits, parse_hex_code
+from bitcode_allennlp.code_format import hex_to_bits, parse_hex_code
 
 
 def _json_type(value: Any) -> str:

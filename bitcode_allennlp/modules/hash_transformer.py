@@ -12,7 +12,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
 from allennlp.nn import Activation
 
-from bitcode_allennlp.codes import MAX_BITS
+from bitcode_allennlp.code_format import MAX_BITS
 
 
 @Seq2SeqEncoder.register("hash_transformer")

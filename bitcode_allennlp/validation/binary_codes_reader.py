@@ -19,7 +19,7 @@ from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextF
 from allennlp.data.token_indexers import TokenIndexer
 from nltk import Tree
 
-from bitcode_allennlp.codes import hex_to_int
+from bitcode_allennlp.code_format import hex_to_int
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
     NumberedLine, TaggingDatasetReader, numbered_lines, resolve_path,

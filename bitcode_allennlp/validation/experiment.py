@@ -23,13 +23,14 @@ import contextlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, TextIO
+from typing import Any, Dict, List, Optional, Sequence, Set, TextIO
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "training_configs"
@@ -42,16 +43,33 @@ TASKS: Dict[str, Dict[str, Any]] = {
     "parse": {"metric": "evalb_f1", "train": FIXTURES / "ptb/craft_train.tree",
               "dev": FIXTURES / "ptb/craft_dev.tree"},
 }
-# Every variable the configs read (training_configs/*.libsonnet): cleared from the inherited environment so that
-# each stage gets exactly the values given here.
-CONFIG_VARIABLES = {
-    "PLM", "TRAIN_DATA", "DEV_DATA", "K", "HEAD_DIM", "BETA", "TWO_VIEWS", "TAU", "SIMILARITY", "OBJECTIVE", "LR",
-    "HEAD_LR", "DROPOUT", "WARMUP", "WEIGHT_DECAY", "GRAD_NORM", "EPOCHS", "MAX_TOKENS", "MAX_SUBTOKENS", "MAX_LENGTH",
-    "MAX_INSTANCES", "READER", "INPUT_SCHEME", "TOKEN_POLICY", "SKIP_INVALID", "CUDA_DEVICE", "WORKERS", "SEED",
-    "CAUSAL",
-    "SPAN_MLP_DIM", "LABEL_MLP_DIM", "MLP_DROPOUT", "BOUNDARY", "RESIDUAL", "TASK_LOSS", "CODE_HEAD", "CODE_HEAD_DIM", "CODE_DIM", "CODE_HEADS", "CODE_FF", "CODE_ENCODER", "CODE_WINDOW", "CODE_LAYERS", "FREEZE_PLM", "PLM_DROPOUT",
-    "DEV_MAX_INSTANCES", "TRAINING_METRICS", "CHECKPOINT_EVERY",
-}
+
+ENV_READ = re.compile(r'\benv\.(?:str|num|bool|has)\(\s*"([A-Z][A-Z_0-9]*)"')
+"""How a config reads a variable: `env.str|num|bool("NAME", default)` or `env.has("NAME")` (env.libsonnet)."""
+
+
+def variables_read(text: str) -> Set[str]:
+    """The config variables that the jsonnet source `text` reads itself (`ENV_READ`; comment lines left out, so an
+    example in a comment does not count; not those of the files it imports)."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("//", "#")))
+    return set(ENV_READ.findall(code))
+
+
+def config_variables(configs: Path = CONFIGS) -> Set[str]:
+    """
+    Every variable that the configs in `configs` (`*.jsonnet`, `*.libsonnet`) read: the one list, taken from the
+    configs themselves (docs/configs.md's table documents each; `tests/test_configs.py` checks that). No Python code
+    reads a config variable, so there is nothing to add to it.
+    """
+    files = sorted(configs.glob("*.jsonnet")) + sorted(configs.glob("*.libsonnet"))
+    if not files:
+        raise FileNotFoundError(f"no training configs (*.jsonnet, *.libsonnet) in {configs}")
+    return set().union(*(variables_read(path.read_text()) for path in files))
+
+
+CONFIG_VARIABLES = config_variables()
+"""Every variable the configs read (`config_variables`): cleared from the inherited environment so that each stage
+gets exactly the values given here, and the names `--set` / `--code-set` accept."""
 
 
 def archive_config(archive: Path) -> Dict[str, Any]:

@@ -50,7 +50,7 @@ from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.models.archival import load_archive
 from allennlp.nn import util as nn_util
 
-from bitcode_allennlp.codes import ints_to_hex
+from bitcode_allennlp.code_format import ints_to_hex
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.common.hashing_model import HashingModel
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
