@@ -11,13 +11,14 @@ from allennlp.data import Token, Vocabulary
 from allennlp.data.token_indexers import TokenIndexer
 from allennlp.data.token_indexers.token_indexer import IndexedTokenList
 
-from bitcode_allennlp.code_format import MAX_BITS, hex_to_bits
+from bitcode_allennlp.code_format import MAX_BITS, hex_to_int
 
 
 @TokenIndexer.register("binary_code")
 class BinaryCodeIndexer(TokenIndexer):
     """
-    Indexes each token's hex code as its bits: `{"bits": (words, K) 0/1, "mask": (words,)}`.
+    Indexes each token's hex code as its bits: `{"bits": (words, K) 0/1, "mask": (words,)}` (kept as one
+    packed integer per token until padding, where the bits are taken out of all of them at once).
 
     Registered as a `TokenIndexer` with name "binary_code".
 
@@ -38,21 +39,21 @@ class BinaryCodeIndexer(TokenIndexer):
         pass  # codes are not looked up
 
     def tokens_to_indices(self, tokens: List[Token], vocabulary: Vocabulary) -> IndexedTokenList:
-        return {"bits": [hex_to_bits(token.text, self.num_bits) for token in tokens], "mask": [True] * len(tokens)}
+        return {"codes": [hex_to_int(token.text, self.num_bits) for token in tokens], "mask": [True] * len(tokens)}
 
     def get_empty_token_list(self) -> IndexedTokenList:
-        return {"bits": [], "mask": []}
+        return {"codes": [], "mask": []}
 
     def as_padded_tensor_dict(
         self, tokens: IndexedTokenList, padding_lengths: Dict[str, int]
     ) -> Dict[str, torch.Tensor]:
         length = padding_lengths["bits"]
-        bits = torch.zeros(length, self.num_bits, dtype=torch.long)  # (words, K)
-        mask = torch.zeros(length, dtype=torch.bool)  # (words,)
-        if tokens["bits"]:
-            bits[: len(tokens["bits"])] = torch.tensor(tokens["bits"], dtype=torch.long)
-            mask[: len(tokens["mask"])] = True
+        codes = torch.zeros(length, dtype=torch.long)  # (words,) packed codes, 0 at padding
+        codes[: len(tokens["codes"])] = torch.tensor(tokens["codes"], dtype=torch.long)
+        shifts = torch.arange(self.num_bits - 1, -1, -1)  # (K,) head 0 is the most significant bit
+        bits = (codes.unsqueeze(-1) >> shifts) & 1  # (words, K)
+        mask = torch.arange(length) < len(tokens["mask"])  # (words,)
         return {"bits": bits, "mask": mask}
 
     def get_padding_lengths(self, indexed_tokens: IndexedTokenList) -> Dict[str, int]:
-        return {"bits": max(len(indexed_tokens["bits"]), self._token_min_padding_length)}
+        return {"bits": max(len(indexed_tokens["codes"]), self._token_min_padding_length)}

@@ -1,4 +1,6 @@
 """`binary_code` indexer and embedder (paper Eq. 9): w = [c_1 b_1, …, c_K b_K], built from the bits, not looked up."""
+import random
+
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -6,6 +8,7 @@ from allennlp.data import Batch, Instance, Token, Vocabulary
 from allennlp.data.fields import TextField
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 
+from bitcode_allennlp.code_format import num_hex_digits
 from bitcode_allennlp.codes import hex_to_bits
 from bitcode_allennlp.validation.binary_code_embedder import BinaryCodeEmbedder
 from bitcode_allennlp.validation.binary_code_indexer import BinaryCodeIndexer
@@ -66,3 +69,22 @@ def test_indexer_reads_bits_from_hex_pads_and_masks():
     assert embedded.shape == (2, 2, 24) and torch.equal(embedded[1, 1], torch.zeros(24))
     with pytest.raises(ValueError, match="does not fit in 12 bits|hex digits"):
         indexer.tokens_to_indices([Token("1fff")], Vocabulary())
+
+
+@pytest.mark.parametrize("num_bits", [1, 5, 24, 63])
+def test_indexer_bits_equal_hex_to_bits_for_every_width(num_bits):
+    """The packed-then-shifted bits equal `hex_to_bits` code by code, the top bit of K = 63 included, with
+    `token_min_padding_length` padding after the words."""
+    rng = random.Random(num_bits)
+    width = num_hex_digits(num_bits)
+    values = [0, 2 ** num_bits - 1] + [rng.randrange(2 ** num_bits) for _ in range(30)]
+    codes = [format(value, f"0{width}x") for value in values]
+    indexer = BinaryCodeIndexer(num_bits=num_bits, token_min_padding_length=40)
+    instance = Instance({"tokens": TextField([Token(c) for c in codes], {"codes": indexer})})
+    batch = Batch([instance])
+    batch.index_instances(Vocabulary())
+    tensors = batch.as_tensor_dict()["tokens"]["codes"]
+    assert tensors["bits"].shape == (1, 40, num_bits) and tensors["bits"].dtype == torch.long
+    assert tensors["bits"][0, : len(codes)].tolist() == [hex_to_bits(code, num_bits) for code in codes]
+    assert not tensors["bits"][0, len(codes):].any()
+    assert tensors["mask"][0].tolist() == [True] * len(codes) + [False] * (40 - len(codes))
