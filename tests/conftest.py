@@ -47,6 +47,23 @@ def build(config: str, seed: Optional[int] = None, eval_mode: bool = False):
     return (model.eval() if eval_mode else model), reader, instances
 
 
+
+def two_view_forward(model, instances, seed: int = 3):
+    """A training-mode forward of the first 4 instances under `torch.manual_seed(seed)`, then the seed set again, so
+    that a test can recompute the two views piece by piece with the same dropout masks. Returns `(tensors, output)`."""
+    import torch
+    from allennlp.data import Batch
+
+    model.train()
+    batch = Batch(instances[:4])
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    torch.manual_seed(seed)
+    output = model(**tensors)
+    assert output["hash_loss"] > 0
+    torch.manual_seed(seed)  # the same dropout masks, recomputed piece by piece
+    return tensors, output
+
 @pytest.fixture(scope="session")
 def shared_data():
     if not SHARED.is_dir():

@@ -7,7 +7,7 @@ from allennlp.data import Batch
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.common.hashing_model import word_identity
-from tests.conftest import CONFIGS, build
+from tests.conftest import CONFIGS, build, two_view_forward
 
 # The BERT pooler is not used by the mismatched embedder, so it gets no gradient.
 POOLER = {
@@ -58,14 +58,7 @@ def test_hash_loss_gradient_reaches_plm_and_hash_layer(ner):
 
 def test_two_views_loss_is_sum_of_parts(ner):
     model, _, instances = ner
-    model.train()
-    batch = Batch(instances[:4])
-    batch.index_instances(model.vocab)
-    tensors = batch.as_tensor_dict()
-    torch.manual_seed(3)
-    output = model(**tensors)
-    assert output["hash_loss"] > 0
-    torch.manual_seed(3)  # the same dropout masks, recomputed piece by piece
+    tensors, output = two_view_forward(model, instances)
     mask = output["mask"]
     logits1, s1 = model._view(tensors["tokens"], mask)
     logits2, s2 = model._view(tensors["tokens"], mask)
