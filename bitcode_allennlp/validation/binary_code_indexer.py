@@ -34,6 +34,7 @@ class BinaryCodeIndexer(TokenIndexer):
         if not 1 <= num_bits <= MAX_BITS:
             raise ConfigurationError(f"num_bits must be in 1..{MAX_BITS}, got {num_bits}")
         self.num_bits = num_bits
+        self._shifts = torch.arange(num_bits - 1, -1, -1)  # (K,) head 0 is the most significant bit
 
     def count_vocab_items(self, token: Token, counter: Dict[str, Dict[str, int]]) -> None:
         pass  # codes are not looked up
@@ -50,8 +51,7 @@ class BinaryCodeIndexer(TokenIndexer):
         length = padding_lengths["bits"]
         codes = torch.zeros(length, dtype=torch.long)  # (words,) packed codes, 0 at padding
         codes[: len(tokens["codes"])] = torch.tensor(tokens["codes"], dtype=torch.long)
-        shifts = torch.arange(self.num_bits - 1, -1, -1)  # (K,) head 0 is the most significant bit
-        bits = (codes.unsqueeze(-1) >> shifts) & 1  # (words, K)
+        bits = (codes.unsqueeze(-1) >> self._shifts) & 1  # (words, K)
         mask = torch.arange(length) < len(tokens["mask"])  # (words,)
         return {"bits": bits, "mask": mask}
 
