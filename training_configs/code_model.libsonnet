@@ -2,7 +2,7 @@
 // codes corpus (`allennlp hash-corpus` output, reader `binary_codes`) → `binary_code` embedding (d = K · d/K) →
 // one-layer transformer → the same task head as the hashing stage, with no hash loss and no access to words.
 // Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA CODE_DIM CODE_HEADS
-// CODE_FF CODE_ENCODER CODE_WINDOW CODE_LAYERS, and EPOCHS (default 20 here); the rest common.libsonnet's.
+// CODE_FF CODE_ENCODER CODE_WINDOW CODE_LAYERS CODE_BIT_FLIP CODE_DROPOUT, and EPOCHS (default 20 here); the rest common.libsonnet's.
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 
@@ -18,7 +18,14 @@ function(train, dev, model, lr, dropout, validation_metric)
     train_data_path: env.str("TRAIN_DATA", train),
     validation_data_path: env.str("DEV_DATA", dev),
     model: model + {
-      text_field_embedder: { token_embedders: { codes: { type: "binary_code", num_bits: K, embedding_dim: d } } },
+      text_field_embedder: { token_embedders: { codes: {
+        type: "binary_code",
+        num_bits: K,
+        embedding_dim: d,
+        // Beyond the paper, training-only noise on the codes (see binary_code_embedder.py); 0 = the paper's model.
+        bit_flip: env.num("CODE_BIT_FLIP", 0),
+        code_dropout: env.num("CODE_DROPOUT", 0),
+      } } },
       encoder: if encoder == "transformer" then {
         type: "pytorch_transformer",
         num_layers: 1,
