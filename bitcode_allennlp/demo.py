@@ -153,7 +153,7 @@ class Demo:
     def allennlp(self, step: str, args: Sequence[Any], variables: Optional[Dict[str, str]] = None,
                  epochs: Optional[int] = None) -> str:
         """Runs `allennlp ARGS` with config `variables`; returns what it printed (also in OUT/logs/STEP.log)."""
-        from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES, run_in_process
+        from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, run_in_process
 
         variables = dict(variables or {})
         words = [shown(a) if isinstance(a, Path) else str(a) for a in args]
@@ -298,7 +298,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                         help="training config variables (docs/configs.md) over the demo's "
                              f"{' '.join(f'{k}={v}' for k, v in SETTINGS.items())}, e.g. CODE_HEAD=0 BETA=0.05")
     args = parser.parse_args(argv)
-    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
+    from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
 
     for item in args.set:
         name = item.split("=", 1)[0]
