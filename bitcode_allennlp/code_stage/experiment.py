@@ -32,9 +32,11 @@ import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, TextIO
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = ROOT / "training_configs"
-FIXTURES = ROOT / "fixtures" / "data"
+from bitcode_allennlp import resources
+
+CONFIGS = resources.path("training_configs", check=False)
+"""The repository's configs, or their copy in an installed package (`bitcode_allennlp.resources`)."""
+FIXTURES = resources.path("fixtures", "data", check=False)
 
 TASKS: Dict[str, Dict[str, Any]] = {
     "ner": {"metric": "f1-measure-overall", "train": FIXTURES / "conll2012/train",
@@ -63,6 +65,7 @@ def config_variables(configs: Path = CONFIGS) -> Set[str]:
     """
     files = sorted(configs.glob("*.jsonnet")) + sorted(configs.glob("*.libsonnet"))
     if not files:
+        resources.existing(configs)
         raise FileNotFoundError(f"no training configs (*.jsonnet, *.libsonnet) in {configs}")
     return set().union(*(variables_read(path.read_text()) for path in files))
 
@@ -165,8 +168,9 @@ class Experiment:
             if self.in_process:
                 returncode = run_in_process([str(a) for a in args], env, log)
             else:
-                returncode = subprocess.run([sys.executable, "-m", "allennlp", *map(str, args)], env=env, cwd=ROOT,
-                                            stdout=log, stderr=subprocess.STDOUT).returncode
+                # cwd: a checkout's root, so that `-m allennlp` finds the package and `.allennlp_plugins` there
+                returncode = subprocess.run([sys.executable, "-m", "allennlp", *map(str, args)], env=env,
+                                            cwd=resources.checkout(), stdout=log, stderr=subprocess.STDOUT).returncode
         self.durations[step] = round(time.time() - start, 1)
         if returncode != 0:
             raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
@@ -178,7 +182,8 @@ class Experiment:
         if self.hashing_archive is None:
             variables = {"TRAIN_DATA": str(self.splits["train"]), "DEV_DATA": str(self.splits["dev"]),
                          **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
-            self.allennlp("hashing_train", ["train", CONFIGS / f"{task}_hash.jsonnet", "-s", hashing_dir, "-f"],
+            hashing_config = resources.existing(CONFIGS / f"{task}_hash.jsonnet")
+            self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, "-f"],
                           variables, done=hashing_dir / "model.tar.gz")
             archive = hashing_dir / "model.tar.gz"
         else:
@@ -198,7 +203,8 @@ class Experiment:
         # 3. validation stage
         variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
                      "K": str(num_bits), **self.code_vars}
-        self.allennlp("validation_train", ["train", CONFIGS / f"{task}_code.jsonnet", "-s", code_dir, "-f"],
+        code_config = resources.existing(CONFIGS / f"{task}_code.jsonnet")
+        self.allennlp("validation_train", ["train", code_config, "-s", code_dir, "-f"],
                       variables, done=code_dir / "model.tar.gz")
         # 4. both stages scored on the same sentences
         scores: Dict[str, Dict[str, float]] = {"hashing": {}, "validation": {}}
@@ -283,8 +289,12 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
 
         plm = minilm_path()
     spec = TASKS[args.task]
-    experiment = Experiment(args.task, args.out.resolve(), (args.train or spec["train"]).resolve(),
-                            (args.dev or spec["dev"]).resolve(), args.test.resolve() if args.test else None, plm,
+    try:  # the default corpora: the fixture samples (bitcode_allennlp.resources)
+        train, dev = args.train or resources.existing(spec["train"]), args.dev or resources.existing(spec["dev"])
+    except FileNotFoundError as error:
+        parser.error(str(error))
+    experiment = Experiment(args.task, args.out.resolve(), train.resolve(), dev.resolve(),
+                            args.test.resolve() if args.test else None, plm,
                             args.set, args.code_set, args.hashing_archive.resolve() if args.hashing_archive else None,
                             args.cuda_device, args.force, args.same_train_sentences, args.in_process,
                             probe=not args.no_probe)
