@@ -33,7 +33,7 @@ demo:
 # The whole experiment (hashing stage → hash-corpus → validation stage → both scored), on the fixtures by default:
 #   make experiment TASK=pos ARGS="--plm minilm --train ... --dev ... --set EPOCHS=2"
 experiment:
-	$(PYTHON) -m bitcode_allennlp.validation.experiment $(TASK) --out runs/experiment_$(TASK) $(ARGS)
+	$(PYTHON) -m bitcode_allennlp.code_stage.experiment $(TASK) --out runs/experiment_$(TASK) $(ARGS)
 
 # The paper's Tables 1-3 on open data with MiniLM (benchmarks/reproduce.py; results in REPRODUCTION.md):
 # reduced grid (frozen PLM, 800 / 1,500 / 400 POS / NER / parsing train sentences, 2 seeds; about an hour on

@@ -7,8 +7,14 @@ the versions in constraints.txt; bitcode_allennlp.compat repairs what breaks.
 The wheel carries `bitcode_allennlp.pth`, a start-up hook that installs the compatibility import hook before
 the `allennlp` command imports AllenNLP (see bitcode_allennlp/compat.py). Both the regular and the editable
 (PEP 660) wheel get it.
+
+The regular wheel also carries the configs and the fixtures they default to (`RESOURCES` in
+bitcode_allennlp/resources.py) in bitcode_allennlp/_resources/, so that they are there without the repository; a
+checkout uses its own folders.
 """
 import os
+import runpy
+from pathlib import Path
 
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
@@ -18,11 +24,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class BuildPyWithPth(build_py):
-    """Puts the start-up hook at the root of the wheel, i.e. into site-packages."""
+    """Puts the start-up hook at the root of the wheel, i.e. into site-packages, and the resources (configs,
+    default data) into bitcode_allennlp/_resources/, laid out as in the repository."""
 
     def run(self):
         super().run()
         self.copy_file(os.path.join(HERE, PTH), os.path.join(self.build_lib, PTH))
+        resources = runpy.run_path(os.path.join(HERE, "bitcode_allennlp", "resources.py"))
+        for name in resources["resource_files"](Path(HERE)):
+            target = os.path.join(self.build_lib, "bitcode_allennlp", "_resources", name)
+            self.mkpath(os.path.dirname(target))
+            self.copy_file(os.path.join(HERE, name), target)
 
 
 cmdclass = {"build_py": BuildPyWithPth}

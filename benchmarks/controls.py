@@ -107,7 +107,7 @@ def collect(model, reader, path: str, max_sentences: int = None):
     from allennlp.data import Batch
     from allennlp.nn import util
 
-    from bitcode_allennlp.validation.hash_corpus import padded_batches
+    from bitcode_allennlp.code_stage.hash_corpus import padded_batches
 
     from allennlp.data import Instance
 

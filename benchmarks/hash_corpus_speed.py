@@ -69,7 +69,7 @@ def command_paths(args: argparse.Namespace, archive, archive_path: str, sha256: 
     from allennlp.commands.predict import _PredictManager
     from allennlp.predictors import Predictor
 
-    from bitcode_allennlp.validation.hash_corpus import reannotate
+    from bitcode_allennlp.code_stage.hash_corpus import reannotate
 
     predict_input = work / "input.jsonl"
     predict_input.write_text("".join(json.dumps({"tokens": s}, ensure_ascii=False) + "\n" for s in sentences),
@@ -134,7 +134,7 @@ def main() -> None:
     from allennlp.models.archival import load_archive
 
     import bitcode_allennlp.plugin  # noqa: F401
-    from bitcode_allennlp.validation.hash_corpus import file_sha256
+    from bitcode_allennlp.code_stage.hash_corpus import file_sha256
 
     if args.threads:
         torch.set_num_threads(args.threads)

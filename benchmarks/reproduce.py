@@ -11,7 +11,7 @@ Data (../shared/data; the paper's WSJ / OntoNotes and roberta-base are not avail
   parsing  CRAFT treebank (biomedical PTB-style trees)        paper: PTB WSJ
 Scores are on dev (test splits are not given out): the whole file, or its first sentences where the profile says.
 
-Grid (one cell = one hashing-stage setting; each cell runs `bitcode_allennlp.validation.experiment` once per seed):
+Grid (one cell = one hashing-stage setting; each cell runs `bitcode_allennlp.code_stage.experiment` once per seed):
   Table 1  every task: β = 0 baseline at K = 24, and the task's β (Table 6) at K ∈ {8, 16, 24, 32}
   Table 2  NER: similarity {cos, cos_sign} × objective {self, sup, hash}, K = 24, β = 0.005
   Table 3  NER: β ∈ {0, 0.001, 0.005, 0.01, 0.05}, K = 24
@@ -45,7 +45,7 @@ ROOT = common.ROOT
 SHARED = common.SHARED_DATA
 sys.path.insert(0, str(ROOT))
 
-from bitcode_allennlp.validation.experiment import TASKS as FIXTURE_TASKS, Experiment  # noqa: E402
+from bitcode_allennlp.code_stage.experiment import TASKS as FIXTURE_TASKS, Experiment  # noqa: E402
 
 TASKS: Dict[str, Dict[str, Any]] = {
     "pos": dict(name="POS", metric="accuracy", beta=0.05, corpus="UD English EWT (XPOS)", paper_corpus="PTB WSJ",

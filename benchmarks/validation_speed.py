@@ -1,7 +1,7 @@
 """Inference speed, size and peak memory of the validation-stage model against the hashing-stage model (issue 17).
 
 Both models label the same first `--sentences` sentences of an experiment's dev codes file (`codes/dev.jsonl` of
-`python -m bitcode_allennlp.validation.experiment`): the hashing model from the words (PLM, hash layer, CRF / CKY),
+`python -m bitcode_allennlp.code_stage.experiment`): the hashing model from the words (PLM, hash layer, CRF / CKY),
 the lightweight model from the codes (Eq. 9 embedding, one transformer layer, the same head). Both in eval mode,
 under `torch.no_grad`, on `--threads` torch threads (default 2: the issue's 2 CPU cores), timed on two paths
 (`--paths`): "instances", `model.forward_on_instances` (tensorizing, forward, decoding, human-readable output: what
@@ -46,7 +46,7 @@ TARGET_SPEEDUP = 100.0
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", type=Path, help="an experiment folder (bitcode_allennlp.validation.experiment)")
+    parser.add_argument("experiment", type=Path, help="an experiment folder (bitcode_allennlp.code_stage.experiment)")
     parser.add_argument("--budgets", default="256,1024,4096,16384", help="padded words per batch, comma-separated")
     parser.add_argument("--sentences", type=int, default=500, help="first N sentences of codes/dev.jsonl")
     parser.add_argument("--rounds", type=int, default=3, help="timed passes at least (the median is kept)")

@@ -1,7 +1,7 @@
 """Hashing stage vs validation stage on real open data with MiniLM, with Table 6's β and with β = 0 (issue:
 validation stage; the README's Table-1-style comparison).
 
-For each (task, β) it runs `bitcode_allennlp.validation.experiment` (hashing stage → hash-corpus → validation
+For each (task, β) it runs `bitcode_allennlp.code_stage.experiment` (hashing stage → hash-corpus → validation
 stage → both scored on the whole dev file) and tabulates dev scores and parameter counts:
   NER  Broad Twitter Corpus, CoNLL-2012 layout, BIOES     β ∈ {0.005, 0}
   POS  UD English EWT, XPOS (PTB tags) from CoNLL-U       β ∈ {0.05, 0}
@@ -22,7 +22,7 @@ ROOT = common.ROOT
 SHARED = common.SHARED_DATA
 sys.path.insert(0, str(ROOT))
 
-from bitcode_allennlp.validation.experiment import main as experiment, table  # noqa: E402
+from bitcode_allennlp.code_stage.experiment import main as experiment, table  # noqa: E402
 
 TASKS = {
     "ner": dict(beta=0.005, train=SHARED / "ner/btc/conll2012/train", dev=SHARED / "ner/btc/conll2012/development",

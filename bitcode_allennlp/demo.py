@@ -32,11 +32,12 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
+from bitcode_allennlp import resources
 from bitcode_allennlp.plm import PATHS
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "fixtures" / "demo"
-CONFIG = ROOT / "training_configs" / "ner_hash.jsonnet"
+SAMPLE = resources.path("fixtures", "demo", check=False)
+"""The Broad Twitter Corpus sample: the repository's, or its copy in an installed package (`resources`)."""
+CONFIG = resources.path("training_configs", "ner_hash.jsonnet", check=False)
 
 EXAMPLES = [
     "RT @BBCNews: Obama visits Berlin today",
@@ -67,7 +68,7 @@ def plm_directory(plm: str) -> str:
     """`minilm`, `tiny-bert`, `tiny-gpt2` (`bitcode_allennlp.plm`) or a transformers model directory."""
     try:
         directory = PATHS[plm]() if plm in PATHS else plm
-    except ImportError as error:  # MiniLM's package is missing
+    except (ImportError, FileNotFoundError) as error:  # MiniLM's package, or the tiny fixture model, is missing
         raise SystemExit(f"--plm {plm}: {error}") from None
     if not os.path.isdir(directory):
         raise SystemExit(f"--plm {plm}: {directory} is not a directory (give minilm, tiny-bert or a model folder)")
@@ -153,7 +154,7 @@ class Demo:
     def allennlp(self, step: str, args: Sequence[Any], variables: Optional[Dict[str, str]] = None,
                  epochs: Optional[int] = None) -> str:
         """Runs `allennlp ARGS` with config `variables`; returns what it printed (also in OUT/logs/STEP.log)."""
-        from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES, run_in_process
+        from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, run_in_process
 
         variables = dict(variables or {})
         words = [shown(a) if isinstance(a, Path) else str(a) for a in args]
@@ -298,7 +299,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                         help="training config variables (docs/configs.md) over the demo's "
                              f"{' '.join(f'{k}={v}' for k, v in SETTINGS.items())}, e.g. CODE_HEAD=0 BETA=0.05")
     args = parser.parse_args(argv)
-    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
+    from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
 
     for item in args.set:
         name = item.split("=", 1)[0]
@@ -312,6 +313,11 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     if not all(sentence.strip() for sentence in args.sentences):
         parser.error("--sentences: an empty sentence")
     plm_directory(args.plm)  # fails early on a wrong --plm
+    try:
+        for needed in (CONFIG, SAMPLE / "btc_train.conll", SAMPLE / "btc_dev.conll"):
+            resources.existing(needed)
+    except FileNotFoundError as error:
+        parser.error(str(error))
     from bitcode_allennlp.common import console
 
     console.ignore_noise_warnings()

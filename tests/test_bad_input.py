@@ -26,10 +26,10 @@ from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.common.predictor import CodesPredictor
 from bitcode_allennlp.data.dataset_readers import ConllColumnsDatasetReader
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
-from bitcode_allennlp.validation.binary_code_indexer import BinaryCodeIndexer
-from bitcode_allennlp.validation.binary_codes_reader import BinaryCodesDatasetReader
+from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
+from bitcode_allennlp.code_stage.binary_codes_reader import BinaryCodesDatasetReader
 from tests.conftest import CONFIGS, FIXTURES, ROOT
-from tests.validation.conftest import train_archive
+from tests.code_stage.conftest import train_archive
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
 HINT = "(set BITCODE_DEBUG=1 for the full traceback)"

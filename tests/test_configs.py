@@ -117,11 +117,11 @@ def test_code_dim_256_is_the_papers_validation_model_size(monkeypatch):
 
 
 def test_experiment_clears_every_config_variable():
-    """`validation.experiment` passes each stage exactly its variables: it must know every one the configs read
+    """`code_stage.experiment` passes each stage exactly its variables: it must know every one the configs read
     (its list is derived from them; a plain scan of the files, comments included, finds the same)."""
     import re
 
-    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
+    from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
 
     read = set()
     for path in CONFIGS.iterdir():
@@ -133,7 +133,7 @@ def test_experiment_clears_every_config_variable():
 def test_set_names_every_config_variable(capsys):
     """`--set` refuses a name no config reads, listing the accepted ones: every config variable
     (CHECKPOINT_EVERY included)."""
-    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES, main
+    from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, main
 
     with pytest.raises(SystemExit):
         main(["ner", "--out", "unused", "--set", "CHECKPOINT_EVERY=5", "NOT_A_VARIABLE=1"])
@@ -146,7 +146,7 @@ def test_docs_table_lists_every_config_variable():
     """docs/configs.md's table names every variable the configs read, and nothing else."""
     import re
 
-    from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES
+    from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
 
     rows = [line for line in (ROOT / "docs" / "configs.md").read_text().splitlines() if line.startswith("| `")]
     documented = {name for row in rows for name in re.findall(r"`([A-Z][A-Z_0-9]*)`", row.split("|")[1])}
@@ -161,7 +161,7 @@ def _imports(path):
 
 def _reads_through_imports(name, seen=None):
     """The variables config `name` reads itself and through the files it imports."""
-    from bitcode_allennlp.validation.experiment import variables_read
+    from bitcode_allennlp.code_stage.experiment import variables_read
 
     seen = set() if seen is None else seen
     if name in seen:
@@ -180,7 +180,7 @@ def test_header_points_to_the_docs_and_names_the_configs_own_variables(config):
     common.libsonnet's own variables are the shared ones: the table is their list."""
     import re
 
-    from bitcode_allennlp.validation.experiment import variables_read
+    from bitcode_allennlp.code_stage.experiment import variables_read
 
     header = "".join(line[2:] for line in (CONFIGS / config).read_text().splitlines(True) if line.startswith("//"))
     assert "Variables: docs/configs.md" in header

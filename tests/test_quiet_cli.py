@@ -144,8 +144,8 @@ def test_console_keeps_warnings_and_the_epoch_lines_only():
                            func="on_batch"))
     assert keep(record("allennlp.common.util", logging.INFO, "Metrics: %s", func="dump_metrics"), training=True)
     assert not keep(record("allennlp.common.util", logging.INFO, "Metrics: %s", func="dump_metrics"))  # evaluate
-    assert not keep(record("bitcode_allennlp.validation.hash_corpus", logging.DEBUG, "x"))
-    assert keep(record("bitcode_allennlp.validation.hash_corpus", logging.INFO, "x"))
+    assert not keep(record("bitcode_allennlp.code_stage.hash_corpus", logging.DEBUG, "x"))
+    assert keep(record("bitcode_allennlp.code_stage.hash_corpus", logging.INFO, "x"))
 
 
 def test_noise_warnings_are_ignored_by_message_category_and_module():

@@ -3,7 +3,8 @@
 //   env.str("PLM", env.root + "/fixtures/transformers/tiny-bert")
 // Values come from environment variables (AllenNLP passes them to jsonnet; bitcode_allennlp adds BITCODE_ENV,
 // the environment as JSON, so a missing variable can fall back to its default). `root` is the repository
-// root, derived from where this file is, so the default paths work from any working directory.
+// root, derived from where this file is, so the default paths work from any working directory (in an installed
+// package, the folder of its copy of the configs and fixtures: bitcode_allennlp/resources.py).
 // Types: `num` reads a decimal number (`24`, `-1`, `7e-5`, `.5`, `+2`; surrounding spaces ignored), `bool` one of
 // 1/0, true/false, yes/no, on/off (any case); anything else stops the config with an error that names the
 // variable and its value (JSON-quoted, so stray spaces show), e.g. `environment variable K="abc" is not a number`.

@@ -58,7 +58,7 @@ KEEP_INFO = {
                                                    "Ran out of patience. Stopping training."},
     "allennlp.training.callbacks.console_logger": {"on_epoch"},  # the Training | Validation metrics table
     "bitcode_allennlp.training.callbacks": None,  # model size at the start, words/s per epoch
-    "bitcode_allennlp.validation.hash_corpus": None,  # what `allennlp hash-corpus` wrote (and resumed)
+    "bitcode_allennlp.code_stage.hash_corpus": None,  # what `allennlp hash-corpus` wrote (and resumed)
 }
 
 KEEP_INFO_TRAINING = {

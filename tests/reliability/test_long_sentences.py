@@ -47,8 +47,8 @@ from bitcode_allennlp.parsing.trees import (
 )
 from bitcode_allennlp.spacy_components.extensions import install_extensions, tree_constituents
 from bitcode_allennlp.structs.tree_crf import cky
-from bitcode_allennlp.validation.binary_codes_reader import BinaryCodesDatasetReader
-from bitcode_allennlp.validation.experiment import run_in_process
+from bitcode_allennlp.code_stage.binary_codes_reader import BinaryCodesDatasetReader
+from bitcode_allennlp.code_stage.experiment import run_in_process
 from tests.conftest import CONFIGS, FIXTURES
 
 LONG = 2000  # words of the taggers' sentences and of the trees checked directly

@@ -11,7 +11,7 @@ from allennlp.data import DatasetReader
 
 from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.probe import probe_codes
-from bitcode_allennlp.validation.experiment import main, table
+from bitcode_allennlp.code_stage.experiment import main, table
 from tests.conftest import FIXTURES
 
 
@@ -63,7 +63,7 @@ def test_parameter_count_of_an_archive_without_it_in_metrics(ner_hash_archive, t
     old.mkdir()
     shutil.copy(ner_hash_archive, old / "model.tar.gz")
     (old / "metrics.json").write_text(json.dumps({k: v for k, v in metrics.items() if "parameters" not in k}))
-    code = ("import pathlib; from bitcode_allennlp.validation.experiment import parameter_count; "
+    code = ("import pathlib; from bitcode_allennlp.code_stage.experiment import parameter_count; "
             f"print(parameter_count(pathlib.Path({str(old)!r})))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(result.stdout.strip().splitlines()[-1]) == metrics["parameters"]
@@ -73,7 +73,7 @@ def test_in_process_step_reports_failure_and_restores_the_process(tmp_path):
     import logging
     import os
 
-    from bitcode_allennlp.validation.experiment import run_in_process
+    from bitcode_allennlp.code_stage.experiment import run_in_process
 
     root = logging.getLogger()
     handlers, environ, argv = root.handlers[:], dict(os.environ), sys.argv[:]

@@ -9,7 +9,7 @@ from allennlp.data import DatasetReader
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.validation.experiment import CONFIG_VARIABLES, archive_config, main
+from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, archive_config, main
 from tests.conftest import CONFIGS, FIXTURES
 
 DATA = FIXTURES / "data"

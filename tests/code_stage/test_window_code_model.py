@@ -4,7 +4,7 @@ import torch
 
 from bitcode_allennlp.modules.window_encoder import WindowFeedForwardEncoder
 from tests.conftest import build
-from tests.validation.test_lightweight_model import CODES, renamed_words
+from tests.code_stage.test_lightweight_model import CODES, renamed_words
 
 
 @pytest.fixture

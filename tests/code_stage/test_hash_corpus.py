@@ -10,8 +10,8 @@ from allennlp.data.fields import TextField
 from allennlp.data.token_indexers import PretrainedTransformerMismatchedIndexer
 from allennlp.models.archival import load_archive
 
-from bitcode_allennlp.validation.binary_codes_reader import BinaryCodesDatasetReader
-from bitcode_allennlp.validation.hash_corpus import cached_word_pieces, padded_batches, reannotate
+from bitcode_allennlp.code_stage.binary_codes_reader import BinaryCodesDatasetReader
+from bitcode_allennlp.code_stage.hash_corpus import cached_word_pieces, padded_batches, reannotate
 from tests.conftest import FIXTURES, TINY_BERT, TINY_GPT2, run_cli
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
@@ -49,7 +49,7 @@ def test_codes_are_the_models_predicted_codes_and_round_trip(ner_hash_archive, t
 
 def test_subtoken_budget_bounds_batches_and_keeps_codes(ner_hash_archive, tmp_path, monkeypatch):
     """Re-annotation batches by padded sub-tokens too; batching never changes a code (eval mode)."""
-    import bitcode_allennlp.validation.hash_corpus as hash_corpus
+    import bitcode_allennlp.code_stage.hash_corpus as hash_corpus
 
     archive = load_archive(ner_hash_archive)
     reader = archive.validation_dataset_reader

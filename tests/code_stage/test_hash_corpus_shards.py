@@ -13,9 +13,9 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 
-import bitcode_allennlp.validation.hash_corpus as hash_corpus
+import bitcode_allennlp.code_stage.hash_corpus as hash_corpus
 from bitcode_allennlp.data.dataset_readers import ConlluPosDatasetReader
-from bitcode_allennlp.validation.hash_corpus import (SHARDING, meta_path, merge_shards, read_meta, reannotate,
+from bitcode_allennlp.code_stage.hash_corpus import (SHARDING, meta_path, merge_shards, read_meta, reannotate,
                                                      shard_of, shard_size)
 from tests.conftest import FIXTURES
 

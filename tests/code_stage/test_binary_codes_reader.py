@@ -9,7 +9,7 @@ from allennlp.data import Batch, Vocabulary
 
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import PtbSpansDatasetReader
-from bitcode_allennlp.validation.binary_codes_reader import BinaryCodesDatasetReader
+from bitcode_allennlp.code_stage.binary_codes_reader import BinaryCodesDatasetReader
 from tests.conftest import FIXTURES
 
 TAGGED = {"words": ["EU", "rejects", "it"], "codes": ["a3f00c", "0b12ff", "ffffff"], "num_bits": 24,

@@ -10,8 +10,8 @@ from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 
 from bitcode_allennlp.code_format import num_hex_digits
 from bitcode_allennlp.codes import hex_to_bits
-from bitcode_allennlp.validation.binary_code_embedder import BinaryCodeEmbedder
-from bitcode_allennlp.validation.binary_code_indexer import BinaryCodeIndexer
+from bitcode_allennlp.code_stage.binary_code_embedder import BinaryCodeEmbedder
+from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
 
 
 def test_embedding_is_eq9_computed_by_hand():

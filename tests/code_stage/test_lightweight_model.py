@@ -10,7 +10,7 @@ from nltk import Tree
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
-from bitcode_allennlp.validation.binary_code_embedder import BinaryCodeEmbedder
+from bitcode_allennlp.code_stage.binary_code_embedder import BinaryCodeEmbedder
 from tests.conftest import FIXTURES, build
 
 CODES = FIXTURES / "data" / "codes"

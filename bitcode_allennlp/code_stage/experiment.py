@@ -1,0 +1,311 @@
+"""One command for a whole experiment (paper Algorithm 1, a row of Table 1): hashing stage → re-annotation →
+validation stage → both evaluated, side by side with their parameter counts.
+
+    python -m bitcode_allennlp.code_stage.experiment ner --out runs/exp_ner           # fixtures, seconds
+    python -m bitcode_allennlp.code_stage.experiment ner --out runs/exp_btc --plm minilm \\
+        --train ../shared/data/ner/btc/conll2012/train --dev ../shared/data/ner/btc/conll2012/development \\
+        --set EPOCHS=2 MAX_INSTANCES=2000 HEAD_LR=1e-3 --code-set EPOCHS=30
+
+Each step is the `allennlp` command a user would type (run in a subprocess, logged to OUT/logs/); finished
+steps are kept when the command is run again (`--force` redoes them). `--set` passes config variables to the
+hashing stage (e.g. BETA, K, EPOCHS, MAX_INSTANCES), `--code-set` to the validation stage (EPOCHS, LR, CODE_DIM);
+K goes from the hashing model to the validation config. As in Algorithm 1 the entire training corpus is
+re-annotated for the validation stage, also when the hashing stage trained on fewer sentences (`MAX_INSTANCES`;
+`--same-train-sentences` keeps only those). Scores are on the whole dev (and test) file, or on its first
+DEV_MAX_INSTANCES sentences when `--set` gives that cap (re-annotation and both evaluations then read the same
+sentences). After both stages, `allennlp bits probe` reads the train and dev codes (do they carry the task? code
+majority, Hamming k-NN, bit and window probes beside the word-majority baseline; `bits/probe.py`) into
+OUT/diagnostics.json, stored in experiment.json under "diagnostics" (`--no-probe` skips it). `--in-process` runs
+the steps in this process. Writes OUT/experiment.json.
+"""
+import argparse
+import contextlib
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Set, TextIO
+
+from bitcode_allennlp import resources
+
+CONFIGS = resources.path("training_configs", check=False)
+"""The repository's configs, or their copy in an installed package (`bitcode_allennlp.resources`)."""
+FIXTURES = resources.path("fixtures", "data", check=False)
+
+TASKS: Dict[str, Dict[str, Any]] = {
+    "ner": {"metric": "f1-measure-overall", "train": FIXTURES / "conll2012/train",
+            "dev": FIXTURES / "conll2012/development"},
+    "pos": {"metric": "accuracy", "train": FIXTURES / "ptb/craft_train.tree", "dev": FIXTURES / "ptb/craft_dev.tree"},
+    "parse": {"metric": "evalb_f1", "train": FIXTURES / "ptb/craft_train.tree",
+              "dev": FIXTURES / "ptb/craft_dev.tree"},
+}
+
+ENV_READ = re.compile(r'\benv\.(?:str|num|bool|has)\(\s*"([A-Z][A-Z_0-9]*)"')
+"""How a config reads a variable: `env.str|num|bool("NAME", default)` or `env.has("NAME")` (env.libsonnet)."""
+
+
+def variables_read(text: str) -> Set[str]:
+    """The config variables that the jsonnet source `text` reads itself (`ENV_READ`; comment lines left out, so an
+    example in a comment does not count; not those of the files it imports)."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("//", "#")))
+    return set(ENV_READ.findall(code))
+
+
+def config_variables(configs: Path = CONFIGS) -> Set[str]:
+    """
+    Every variable that the configs in `configs` (`*.jsonnet`, `*.libsonnet`) read: the one list, taken from the
+    configs themselves (docs/configs.md's table documents each; `tests/test_configs.py` checks that). No Python code
+    reads a config variable, so there is nothing to add to it.
+    """
+    files = sorted(configs.glob("*.jsonnet")) + sorted(configs.glob("*.libsonnet"))
+    if not files:
+        resources.existing(configs)
+        raise FileNotFoundError(f"no training configs (*.jsonnet, *.libsonnet) in {configs}")
+    return set().union(*(variables_read(path.read_text()) for path in files))
+
+
+CONFIG_VARIABLES = config_variables()
+"""Every variable the configs read (`config_variables`): cleared from the inherited environment so that each stage
+gets exactly the values given here, and the names `--set` / `--code-set` accept."""
+
+
+def archive_config(archive: Path) -> Dict[str, Any]:
+    """The `config.json` inside a model archive."""
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("config.json")
+        assert member is not None, f"{archive} has no config.json"
+        return json.load(member)
+
+
+def parameter_count(run_dir: Path) -> Optional[int]:
+    """|θ| from the run's metrics (the `parameter_count` callback), else counted from the archive."""
+    metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
+    if "parameters" in metrics:
+        return int(metrics["parameters"])
+    from allennlp.models.archival import load_archive
+
+    import bitcode_allennlp.plugin  # noqa: F401  (registers our components for load_archive)
+    from bitcode_allennlp.training.callbacks import count_parameters
+
+    return count_parameters(load_archive(str(run_dir / "model.tar.gz")).model)["parameters"]
+
+
+def run_in_process(args: Sequence[str], env: Dict[str, str], log: TextIO) -> int:
+    """
+    `allennlp ARGS` in this process, with `env` as the environment and stdout/stderr/logging into `log`; returns
+    its exit code. Saves the interpreter start and imports of a subprocess per step (seconds each), and lets
+    steps share in-process state such as the frozen PLM's sentence cache (`modules/frozen_plm.py`). Everything
+    it changes (environment, argv, root logging handlers, tqdm logger, excepthook) is put back afterwards.
+    """
+    import allennlp.commands
+    from allennlp.common.tqdm import logger as tqdm_logger
+
+    root = logging.getLogger()
+    saved = (dict(os.environ), sys.argv, root.handlers[:], root.level, tqdm_logger.handlers[:], sys.excepthook)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = ["allennlp", *args]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            try:
+                allennlp.commands.main(prog="allennlp")
+            except SystemExit as exit:
+                code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+            except Exception:  # noqa: BLE001  (reported in the step's log, like a failed subprocess)
+                traceback.print_exc(file=log)
+                code = 1
+    finally:
+        for handler in root.handlers + tqdm_logger.handlers:
+            if handler not in saved[2] and handler not in saved[4]:
+                handler.close()
+        os.environ.clear()
+        os.environ.update(saved[0])
+        sys.argv, root.handlers[:], tqdm_logger.handlers[:], sys.excepthook = saved[1], saved[2], saved[4], saved[5]
+        root.setLevel(saved[3])
+    return code
+
+
+class Experiment:
+    """The steps of one experiment in OUT, each an `allennlp` command; see the module docstring."""
+
+    def __init__(self, task: str, out: Path, train: Path, dev: Path, test: Optional[Path] = None,
+                 plm: Optional[str] = None, hashing_set: Sequence[str] = (), code_set: Sequence[str] = (),
+                 hashing_archive: Optional[Path] = None, cuda_device: int = -1, force: bool = False,
+                 same_train_sentences: bool = False, in_process: bool = False, probe: bool = True) -> None:
+        self.task, self.out, self.force, self.cuda_device = task, out, force, cuda_device
+        self.in_process = in_process
+        self.probe = probe
+        self.same_train_sentences = same_train_sentences
+        self.splits = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
+        self.plm = plm
+        self.hashing_vars = dict(item.split("=", 1) for item in hashing_set)
+        self.code_vars = dict(item.split("=", 1) for item in code_set)
+        self.hashing_archive = hashing_archive
+        self.commands: List[str] = []
+        self.durations: Dict[str, float] = {}
+        (out / "logs").mkdir(parents=True, exist_ok=True)
+
+    def allennlp(self, step: str, args: Sequence[Any], variables: Dict[str, str], done: Optional[Path]) -> None:
+        """Runs `allennlp ARGS` with exactly `variables` as config variables, unless `done` exists already."""
+        shown = " ".join(f"{k}={v}" for k, v in variables.items()) + " allennlp " + " ".join(map(str, args))
+        self.commands.append(shown.strip())
+        if done is not None and done.exists() and not self.force:
+            print(f"[{step}] kept {done}", flush=True)
+            return
+        env = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
+        env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **variables})
+        print(f"[{step}] {shown.strip()}", flush=True)
+        start = time.time()
+        log_path = self.out / "logs" / f"{step}.log"
+        with open(log_path, "w") as log:
+            if self.in_process:
+                returncode = run_in_process([str(a) for a in args], env, log)
+            else:
+                # cwd: a checkout's root, so that `-m allennlp` finds the package and `.allennlp_plugins` there
+                returncode = subprocess.run([sys.executable, "-m", "allennlp", *map(str, args)], env=env,
+                                            cwd=resources.checkout(), stdout=log, stderr=subprocess.STDOUT).returncode
+        self.durations[step] = round(time.time() - start, 1)
+        if returncode != 0:
+            raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
+
+    def run(self) -> Dict[str, Any]:
+        task = self.task
+        hashing_dir, code_dir, codes = self.out / "hashing", self.out / "validation", self.out / "codes"
+        # 1. hashing stage
+        if self.hashing_archive is None:
+            variables = {"TRAIN_DATA": str(self.splits["train"]), "DEV_DATA": str(self.splits["dev"]),
+                         **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
+            hashing_config = resources.existing(CONFIGS / f"{task}_hash.jsonnet")
+            self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, "-f"],
+                          variables, done=hashing_dir / "model.tar.gz")
+            archive = hashing_dir / "model.tar.gz"
+        else:
+            archive = self.hashing_archive
+        config = archive_config(archive)
+        num_bits = int(config["model"]["encoder"].get("num_bits", 24))
+        # 2. re-annotation of the entire corpus (Algorithm 1), or only the hashing stage's training sentences
+        codes.mkdir(exist_ok=True)
+        train_cap = config["dataset_reader"].get("max_instances") if self.same_train_sentences else None
+        dev_cap = config.get("validation_dataset_reader", {}).get("max_instances")  # DEV_MAX_INSTANCES
+        for split, path in self.splits.items():
+            cap = ["--max-instances", train_cap] if split == "train" and train_cap else \
+                ["--max-instances", dev_cap] if split != "train" and dev_cap else []
+            self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", codes / f"{split}.jsonl",
+                                                  "--silent", "--cuda-device", self.cuda_device, *cap]
+                          + (["--force"] if self.force else []), {}, done=None)
+        # 3. validation stage
+        variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
+                     "K": str(num_bits), **self.code_vars}
+        code_config = resources.existing(CONFIGS / f"{task}_code.jsonnet")
+        self.allennlp("validation_train", ["train", code_config, "-s", code_dir, "-f"],
+                      variables, done=code_dir / "model.tar.gz")
+        # 4. both stages scored on the same sentences
+        scores: Dict[str, Dict[str, float]] = {"hashing": {}, "validation": {}}
+        metric = TASKS[task]["metric"]
+        # An archive from before the configs had an uncapped validation reader scores with its capped reader: give
+        # it one (its training reader without the cap), so both stages score the very same sentences.
+        uncapped = []
+        if "validation_dataset_reader" not in config and "max_instances" in config["dataset_reader"]:
+            reader = {k: v for k, v in config["dataset_reader"].items() if k != "max_instances"}
+            uncapped = ["--overrides", json.dumps({"validation_dataset_reader": reader})]
+        for split, path in self.splits.items():
+            if split == "train":
+                continue
+            for stage, stage_archive, data in (("hashing", archive, path),
+                                               ("validation", code_dir / "model.tar.gz", codes / f"{split}.jsonl")):
+                result = self.out / f"{stage}_{split}_metrics.json"
+                self.allennlp(f"{stage}_evaluate_{split}",
+                              ["evaluate", stage_archive, data, "--output-file", result, "--cuda-device",
+                               self.cuda_device, *(uncapped if stage == "hashing" else [])], {}, done=result)
+                scores[stage][split] = json.loads(result.read_text())[metric]
+        # 5. do the codes carry the task? probes of the train codes scored on dev (labels: tags; trees: POS tags)
+        diagnostics = None
+        if self.probe:
+            result = self.out / "diagnostics.json"
+            self.allennlp("probe", ["bits", "probe", "--train", codes / "train.jsonl", "--dev", codes / "dev.jsonl",
+                                    "--json", result], {}, done=result)
+            diagnostics = json.loads(result.read_text())
+        hashing_run = archive.parent
+        row = {
+            "task": task, "metric": metric, "num_bits": num_bits,
+            "beta": config["model"].get("beta", 0.0),
+            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run)},
+            "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
+            "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),
+            "diagnostics": diagnostics, "commands": self.commands, "durations_s": self.durations,
+        }
+        (self.out / "experiment.json").write_text(json.dumps(row, indent=2))
+        return row
+
+
+def table(rows: Sequence[Dict[str, Any]]) -> str:
+    """Markdown rows in the layout of paper Table 1: each stage's dev score (×100) and |θ|."""
+    lines = ["| task | K | β | stage | dev | test | parameters |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        for stage in ("hashing", "validation"):
+            s = row[stage]["scores"]
+            test = f"{100 * s['test']:.2f}" if "test" in s else "–"
+            lines.append(f"| {row['task']} | {row['num_bits']} | {row['beta']} | {stage} | {100 * s['dev']:.2f} | "
+                         f"{test} | {row[stage]['parameters']:,} |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("task", choices=sorted(TASKS))
+    parser.add_argument("--out", type=Path, required=True, help="the experiment's folder")
+    parser.add_argument("--train", type=Path, help="training corpus (default: the fixture sample)")
+    parser.add_argument("--dev", type=Path, help="development corpus (default: the fixture sample)")
+    parser.add_argument("--test", type=Path, help="test corpus, optional")
+    parser.add_argument("--plm", help="PLM directory, or 'minilm' (default: the configs' tiny-bert fixture)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="VAR=VALUE", help="hashing-stage config variables")
+    parser.add_argument("--code-set", nargs="*", default=[], metavar="VAR=VALUE",
+                        help="validation-stage config variables")
+    parser.add_argument("--hashing-archive", type=Path, help="reuse a trained hashing model instead of step 1")
+    parser.add_argument("--cuda-device", type=int, default=-1)
+    parser.add_argument("--force", action="store_true", help="redo finished steps")
+    parser.add_argument("--same-train-sentences", action="store_true",
+                        help="re-annotate only the hashing stage's training sentences (its MAX_INSTANCES cap) for "
+                             "the validation stage, instead of the entire training corpus (Algorithm 1)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the allennlp steps in this process (no interpreter start per step; steps share "
+                             "the FREEZE_PLM sentence cache) instead of one subprocess each")
+    parser.add_argument("--no-probe", action="store_true",
+                        help="skip 'allennlp bits probe' on the train and dev codes (the \"diagnostics\")")
+    args = parser.parse_args(argv)
+    for item in [*args.set, *args.code_set]:
+        if "=" not in item or item.split("=", 1)[0] not in CONFIG_VARIABLES:
+            parser.error(f"{item!r} is not VAR=VALUE with VAR one of {', '.join(sorted(CONFIG_VARIABLES))}")
+    plm = args.plm
+    if plm == "minilm":
+        from bitcode_allennlp.plm import minilm_path
+
+        plm = minilm_path()
+    spec = TASKS[args.task]
+    try:  # the default corpora: the fixture samples (bitcode_allennlp.resources)
+        train, dev = args.train or resources.existing(spec["train"]), args.dev or resources.existing(spec["dev"])
+    except FileNotFoundError as error:
+        parser.error(str(error))
+    experiment = Experiment(args.task, args.out.resolve(), train.resolve(), dev.resolve(),
+                            args.test.resolve() if args.test else None, plm,
+                            args.set, args.code_set, args.hashing_archive.resolve() if args.hashing_archive else None,
+                            args.cuda_device, args.force, args.same_train_sentences, args.in_process,
+                            probe=not args.no_probe)
+    row = experiment.run()
+    print(table([row]))
+    if row["diagnostics"] is not None:
+        from bitcode_allennlp.bits.probe import summary_line
+
+        print(summary_line(row["diagnostics"]))
+    return row
+
+
+if __name__ == "__main__":
+    main()
