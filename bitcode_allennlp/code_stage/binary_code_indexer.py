@@ -3,8 +3,10 @@
 No vocabulary: the bits are read from the code itself, so the validation-stage model sees codes, never words.
 Bit i is head i of the hashing model, head 0 the most significant bit (`bitcode_allennlp.code_format`).
 """
-from typing import Dict, List, Optional
+from itertools import chain
+from typing import Dict, List, Optional, Sequence
 
+import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
@@ -57,3 +59,19 @@ class BinaryCodeIndexer(TokenIndexer):
 
     def get_padding_lengths(self, indexed_tokens: IndexedTokenList) -> Dict[str, int]:
         return {"bits": max(len(indexed_tokens["codes"]), self._token_min_padding_length)}
+
+    def batch_tensor_dict(self, token_lists: Sequence[IndexedTokenList]) -> Dict[str, torch.Tensor]:
+        """
+        The batched `{"bits": (batch, words, K), "mask": (batch, words)}` of several sentences' indexed tokens in one
+        go: what `as_padded_tensor_dict` for each (padded to the longest, at least `token_min_padding_length`), then
+        stacked (`TextField.batch_tensors`), gives, without a tensor per sentence (`bitcode_allennlp.code_stage.
+        code_batch`, the CPU prediction path).
+        """
+        lengths = [len(tokens["codes"]) for tokens in token_lists]
+        length = max([self._token_min_padding_length, *lengths])
+        mask = numpy.arange(length) < numpy.array(lengths, dtype=numpy.int64)[:, None]  # (batch, words)
+        codes = numpy.zeros((len(token_lists), length), dtype=numpy.int64)  # (batch, words) packed, 0 at padding
+        codes[mask] = numpy.fromiter(chain.from_iterable(tokens["codes"] for tokens in token_lists),
+                                     dtype=numpy.int64, count=sum(lengths))  # row by row: left-aligned
+        bits = (codes[:, :, None] >> self._shifts.numpy()) & 1  # (batch, words, K)
+        return {"bits": torch.from_numpy(bits), "mask": torch.from_numpy(mask)}

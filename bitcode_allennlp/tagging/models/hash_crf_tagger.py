@@ -211,10 +211,8 @@ class HashCrfTagger(HashingModel):
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Tag ids → tag strings; codes → per-word hex strings (padding removed)."""
-        output_dict["tags"] = [
-            [self.vocab.get_token_from_index(t, namespace=self.label_namespace) for t in path]
-            for path in output_dict["tags"]
-        ]
+        labels = self.vocab.get_index_to_token_vocabulary(self.label_namespace)  # id → tag, looked up directly
+        output_dict["tags"] = [[labels[t] for t in path] for path in output_dict["tags"]]
         self.add_code_hex(output_dict)
         return output_dict
 
