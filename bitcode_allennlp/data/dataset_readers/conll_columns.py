@@ -19,14 +19,12 @@ from bitcode_allennlp.data.dataset_readers.tag_coding import (
     tags_to_spans,
 )
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    TOKEN_POLICIES,
     NumberedLine,
     Sentence,
     TaggingDatasetReader,
-    apply_token_policy,
     check_choice,
-    line_blocks,
-    numbered_lines,
+    check_row_width,
+    file_blocks,
     resolve_path,
     split_columns,
 )
@@ -102,10 +100,9 @@ class ConllColumnsDatasetReader(TaggingDatasetReader):
         skip_invalid: bool = False,
         **kwargs,
     ) -> None:
-        super().__init__(token_indexers=token_indexers, skip_invalid=skip_invalid, **kwargs)
+        super().__init__(token_indexers=token_indexers, token_policy=token_policy, skip_invalid=skip_invalid, **kwargs)
         check_choice("input_scheme", input_scheme, INPUT_SCHEMES)
         check_choice("coding_scheme", coding_scheme, OUTPUT_SCHEMES)
-        check_choice("token_policy", token_policy, TOKEN_POLICIES)
         if delimiter == "":
             raise ConfigurationError("delimiter must be None (auto) or a non-empty string")
         if token_column == tag_column:
@@ -116,20 +113,9 @@ class ConllColumnsDatasetReader(TaggingDatasetReader):
         self._input_scheme = input_scheme
         self._coding_scheme = coding_scheme
         self._repair_iob = repair_iob
-        self._token_policy = token_policy
 
     def _sentence_items(self, file_path: str) -> Iterator[object]:
-        path = resolve_path(file_path)
-        found = False
-
-        def is_boundary(text: str) -> bool:
-            return not text.strip() or text.lstrip().startswith(DOCSTART)
-
-        for block in line_blocks(numbered_lines(path), is_boundary):
-            found = True
-            yield path, block
-        if not found:
-            yield DataFormatError(path, None, "no sentences (the file is empty)")
+        return file_blocks(resolve_path(file_path), lambda text: not text.strip() or text.lstrip().startswith(DOCSTART))
 
     def _parse_item(self, item) -> Optional[Sentence]:
         path, block = item
@@ -152,13 +138,7 @@ class ConllColumnsDatasetReader(TaggingDatasetReader):
                     path, line.number, f"row has {len(columns)} column(s), expected at least {needed} "
                     f"(token column {self._token_column}, tag column {self._tag_column})",
                 )
-            if width is None:
-                width = (len(columns), line.number)
-            elif len(columns) != width[0]:
-                raise DataFormatError(
-                    path, line.number,
-                    f"row has {len(columns)} columns, the sentence's first row (line {width[1]}) has {width[0]}",
-                )
+            width = check_row_width(path, line.number, len(columns), width)
             words.append(columns[token_index])
             tags.append(columns[tag_index])
             lines.append(line.number)
@@ -173,10 +153,4 @@ class ConllColumnsDatasetReader(TaggingDatasetReader):
         for index in repaired:
             logger.warning("%s:%d: %r repaired to %r (repair_iob=True)",
                            path, lines[index], tags[index], "B-" + tags[index][2:])
-        coded = spans_to_tags(len(tags), spans, self._coding_scheme)
-        words, coded, _ = apply_token_policy(path, self._token_policy, words, coded, lines)
-        if not words:  # only empty tokens, all dropped by token_policy="repair"
-            logger.warning("%s:%d: sentence dropped, it has only empty tokens (token_policy='repair')",
-                           path, block[0].number)
-            return None
-        return Sentence(words, coded, f"{path}:{block[0].number}")
+        return self._finish(path, words, spans_to_tags(len(tags), spans, self._coding_scheme), lines, block[0].number)

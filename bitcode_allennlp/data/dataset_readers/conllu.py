@@ -11,14 +11,12 @@ from allennlp.data.token_indexers import TokenIndexer
 
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    TOKEN_POLICIES,
     NumberedLine,
     Sentence,
     TaggingDatasetReader,
     apply_token_policy,
     check_choice,
-    line_blocks,
-    numbered_lines,
+    file_blocks,
     resolve_path,
 )
 
@@ -56,22 +54,15 @@ class ConlluPosDatasetReader(TaggingDatasetReader):
         skip_invalid: bool = False,
         **kwargs,
     ) -> None:
-        super().__init__(token_indexers=token_indexers, skip_invalid=skip_invalid, **kwargs)
+        super().__init__(token_indexers=token_indexers, token_policy=token_policy, skip_invalid=skip_invalid, **kwargs)
         check_choice("tag", tag, tuple(TAG_COLUMNS))
-        check_choice("token_policy", token_policy, TOKEN_POLICIES)
         self._tag = tag
-        self._token_policy = token_policy
 
     def _sentence_items(self, file_path: str) -> Iterator[object]:
-        path = resolve_path(file_path)
-        found = False
-        for block in line_blocks(numbered_lines(path), lambda text: not text.strip()):
-            if all(line.text.startswith("#") and line.error is None for line in block):
-                continue  # comments alone, e.g. at the end of a file
-            found = True
-            yield path, block
-        if not found:
-            yield DataFormatError(path, None, "no sentences (the file is empty)")
+        def has_rows(block: List[NumberedLine]) -> bool:  # not comments alone, e.g. at the end of a file
+            return not all(line.text.startswith("#") and line.error is None for line in block)
+
+        return file_blocks(resolve_path(file_path), lambda text: not text.strip(), keep=has_rows)
 
     def _parse_item(self, item: Tuple[str, List[NumberedLine]]) -> Sentence:
         path, block = item

@@ -4,7 +4,6 @@ Where this sits: `ontonotes_hash` feeds the hashing-stage NER tagger (and the re
 and named-entity tags recoded to BIOUL, from one file or from the released directory tree
 (`conll-2012/v4/data/train/data/english/annotations/...`).
 """
-import logging
 import os
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
@@ -16,20 +15,16 @@ from allennlp.data.token_indexers import TokenIndexer
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tag_coding import OUTPUT_SCHEMES, Span, spans_to_tags
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    TOKEN_POLICIES,
     NumberedLine,
     Sentence,
     TaggingDatasetReader,
-    apply_token_policy,
     check_choice,
+    check_row_width,
+    file_blocks,
     find_files,
-    line_blocks,
-    numbered_lines,
     resolve_path,
     split_columns,
 )
-
-logger = logging.getLogger(__name__)
 
 MIN_COLUMNS = 12
 WORD_COLUMN = 3
@@ -108,14 +103,12 @@ class OntonotesHashDatasetReader(TaggingDatasetReader):
         skip_invalid: bool = False,
         **kwargs,
     ) -> None:
-        super().__init__(token_indexers=token_indexers, skip_invalid=skip_invalid, **kwargs)
+        super().__init__(token_indexers=token_indexers, token_policy=token_policy, skip_invalid=skip_invalid, **kwargs)
         check_choice("coding_scheme", coding_scheme, OUTPUT_SCHEMES)
-        check_choice("token_policy", token_policy, TOKEN_POLICIES)
         if domain_identifier == "pt":
             raise ConfigurationError("The OntoNotes 5.0 pt (Bible) section has no named-entity annotation.")
         self._domain_identifier = domain_identifier
         self._coding_scheme = coding_scheme
-        self._token_policy = token_policy
 
     def _files(self, file_path: str) -> List[str]:
         path = resolve_path(file_path, directory_ok=True)
@@ -136,12 +129,7 @@ class OntonotesHashDatasetReader(TaggingDatasetReader):
 
     def _sentence_items(self, file_path: str) -> Iterator[object]:
         for path in self._files(file_path):
-            found = False
-            for block in line_blocks(numbered_lines(path), lambda text: not text.strip() or text.startswith("#")):
-                found = True
-                yield path, block
-            if not found:
-                yield DataFormatError(path, None, "no sentences (the file is empty)")
+            yield from file_blocks(path, lambda text: not text.strip() or text.startswith("#"))
 
     def _parse_item(self, item: Tuple[str, List[NumberedLine]]) -> Optional[Sentence]:
         path, block = item
@@ -155,13 +143,7 @@ class OntonotesHashDatasetReader(TaggingDatasetReader):
                 raise DataFormatError(
                     path, line.number, f"CoNLL-2012 row has {len(columns)} columns, expected at least {MIN_COLUMNS}"
                 )
-            if first is None:
-                first = (len(columns), line.number)
-            elif len(columns) != first[0]:
-                raise DataFormatError(
-                    path, line.number, f"CoNLL-2012 row has {len(columns)} columns, the sentence's first row "
-                    f"(line {first[1]}) has {first[0]}",
-                )
+            first = check_row_width(path, line.number, len(columns), first, row="CoNLL-2012 row")
             if columns[2] != str(position):
                 raise DataFormatError(
                     path, line.number, f"word index {columns[2]!r}, expected {position} (rows of a sentence are "
@@ -172,10 +154,4 @@ class OntonotesHashDatasetReader(TaggingDatasetReader):
             ne_values.append(columns[NE_COLUMN])
             lines.append(line.number)
         spans = parse_ne_column(path, ne_values, lines)
-        tags = spans_to_tags(len(words), spans, self._coding_scheme)
-        words, tags, _ = apply_token_policy(path, self._token_policy, words, tags, lines)
-        if not words:  # only empty tokens, all dropped by token_policy="repair"
-            logger.warning("%s:%d: sentence dropped, it has only empty tokens (token_policy='repair')",
-                           path, block[0].number)
-            return None
-        return Sentence(words, tags, f"{path}:{block[0].number}")
+        return self._finish(path, words, spans_to_tags(len(words), spans, self._coding_scheme), lines, block[0].number)

@@ -6,19 +6,16 @@ trees (`.mrg` files, or one tree per line like CRAFT's `craft-*.tree`); the cons
 live in `bitcode_allennlp.parsing.trees`, with every other tree function, and are re-exported here.
 """
 import os
-from typing import Dict, Iterator, Optional, Tuple, Union
+from typing import Iterator, Tuple, Union
 
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
-from allennlp.data.token_indexers import TokenIndexer
 from nltk import Tree
 
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    TOKEN_POLICIES,
     Sentence,
     TaggingDatasetReader,
     apply_token_policy,
-    check_choice,
     find_files,
     resolve_path,
 )
@@ -62,18 +59,9 @@ class PtbHashDatasetReader(TaggingDatasetReader):
         `"strict"` or `"repair"`, see above.
     skip_invalid : `bool`, optional (default = `False`)
         Skip malformed trees (one warning at the end) instead of raising `DataFormatError`.
-    """
 
-    def __init__(
-        self,
-        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
-        token_policy: str = "strict",
-        skip_invalid: bool = False,
-        **kwargs,
-    ) -> None:
-        super().__init__(token_indexers=token_indexers, skip_invalid=skip_invalid, **kwargs)
-        check_choice("token_policy", token_policy, TOKEN_POLICIES)
-        self._token_policy = token_policy
+    The constructor is `TaggingDatasetReader`'s (the same parameters).
+    """
 
     def _sentence_items(self, file_path: str) -> Iterator[object]:
         path = resolve_path(file_path, directory_ok=True)

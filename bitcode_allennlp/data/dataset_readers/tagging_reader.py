@@ -90,6 +90,37 @@ def line_blocks(lines: Iterable[NumberedLine], is_boundary) -> Iterator[List[Num
         yield block
 
 
+def file_blocks(path: str, is_boundary, keep=None) -> Iterator[object]:
+    """
+    `(path, block)` for each block of `line_blocks` over the lines of `path` (only those `keep(block)` accepts,
+    when given), or one `DataFormatError` when there is none: the sentence items of the column-file readers.
+    """
+    found = False
+    for block in line_blocks(numbered_lines(path), is_boundary):
+        if keep is not None and not keep(block):
+            continue
+        found = True
+        yield path, block
+    if not found:
+        yield DataFormatError(path, None, "no sentences (the file is empty)")
+
+
+def check_row_width(
+    path: str, line: int, width: int, first: Optional[Tuple[int, int]], row: str = "row"
+) -> Tuple[int, int]:
+    """
+    `first`, the `(width, line)` of the sentence's first row (this row's when `first` is `None`);
+    `DataFormatError` when this row has another number of columns than the first. `row` names rows in the message.
+    """
+    if first is None:
+        return width, line
+    if width != first[0]:
+        raise DataFormatError(
+            path, line, f"{row} has {width} columns, the sentence's first row (line {first[1]}) has {first[0]}",
+        )
+    return first
+
+
 def apply_token_policy(
     path: str, policy: str, words: Sequence[str], tags: Optional[Sequence[str]], lines: Sequence[int]
 ) -> Tuple[List[str], Optional[List[str]], List[int]]:
@@ -136,6 +167,8 @@ class TaggingDatasetReader(DatasetReader):
 
     token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
         Configs for the hashing stage pass `{"tokens": {"type": "pretrained_transformer_mismatched", ...}}`.
+    token_policy : `str`, optional (default = `"strict"`)
+        `"strict"` or `"repair"`: what `apply_token_policy` does with empty tokens and tokens containing whitespace.
     skip_invalid : `bool`, optional (default = `False`)
         Skip malformed sentences instead of raising `DataFormatError`; one warning at the end of reading says
         how many were skipped and where.
@@ -147,11 +180,14 @@ class TaggingDatasetReader(DatasetReader):
     def __init__(
         self,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        token_policy: str = "strict",
         skip_invalid: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        check_choice("token_policy", token_policy, TOKEN_POLICIES)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self._token_policy = token_policy
         self._skip_invalid = skip_invalid
 
     # ------------------------------------------------------------------------------------ for subclasses
@@ -163,6 +199,17 @@ class TaggingDatasetReader(DatasetReader):
     def _parse_item(self, item) -> Optional[Sentence]:
         """The `Sentence` of one raw item (`None` to yield nothing); raises `DataFormatError`."""
         raise NotImplementedError
+
+    def _finish(self, path: str, words: List[str], tags: List[str], lines: List[int], first: int) -> Optional[Sentence]:
+        """
+        The `Sentence` of a sentence's words and tags (on file lines `lines`, the first row at line `first`) after the
+        token policy; `None`, with a warning, when the policy drops every word.
+        """
+        words, tags, _ = apply_token_policy(path, self._token_policy, words, tags, lines)
+        if not words:  # only empty tokens, all dropped by token_policy="repair"
+            logger.warning("%s:%d: sentence dropped, it has only empty tokens (token_policy='repair')", path, first)
+            return None
+        return Sentence(words, tags, f"{path}:{first}")
 
     def _instance(self, parsed) -> Instance:
         """The instance of what `_parse_item` returned (a `Sentence` here; subclasses may return other things)."""

@@ -13,7 +13,6 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import Field, ListField, MetadataField, SequenceLabelField, SpanField, TextField
 from allennlp.data.instance import Instance
-from allennlp.data.token_indexers import TokenIndexer
 from allennlp.data.tokenizers import Token
 from nltk import Tree
 
@@ -96,17 +95,9 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
         Skip malformed trees (one warning at the end) instead of raising `DataFormatError`.
     **kwargs
         `DatasetReader` arguments, e.g. `max_instances`.
-    """
 
-    def __init__(
-        self,
-        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
-        token_policy: str = "strict",
-        skip_invalid: bool = False,
-        **kwargs,
-    ) -> None:
-        super().__init__(token_indexers=token_indexers, token_policy=token_policy, skip_invalid=skip_invalid,
-                         **kwargs)
+    The constructor is `ptb_hash`'s, `TaggingDatasetReader`'s (the same parameters).
+    """
 
     def _parse_item(self, item: Tuple[str, RawTree]) -> ParsedTree:  # type: ignore[override]
         path, raw = item
