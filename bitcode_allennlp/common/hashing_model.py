@@ -19,6 +19,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import util
 from allennlp.training.metrics import Average
 
+from bitcode_allennlp.common.checks import check_range
 from bitcode_allennlp.codes import bits_to_ints, ints_to_hex, scores_to_bits
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
@@ -85,8 +86,7 @@ class HashingModel(Model):
         built = encoder.construct(input_dim=text_field_embedder.get_output_dim())
         check_dimensions_match(text_field_embedder.get_output_dim(), built.get_input_dim(),
                                "text field embedding dim", "encoder input dim")
-        if beta < 0:
-            raise ConfigurationError(f"beta must be >= 0, got {beta}")
+        check_range("beta", beta, 0)
         if beta > 0 and not isinstance(built, HashTransformerEncoder):
             raise ConfigurationError("beta > 0 needs a 'hash_transformer' encoder (the hash loss reads its "
                                      f"ego-attention scores), got {type(built).__name__}")

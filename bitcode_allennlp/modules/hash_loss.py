@@ -10,7 +10,8 @@ with the number of workers.
 import torch
 import torch.nn.functional as F
 from allennlp.common import Registrable
-from allennlp.common.checks import ConfigurationError
+
+from bitcode_allennlp.common.checks import check_choice, check_range
 
 SIMILARITIES = ("cos_sign", "cos")
 OBJECTIVES = ("hash", "self", "sup")
@@ -50,12 +51,9 @@ class ContrastiveHashLoss(Registrable):
     default_implementation = "contrastive_hash"
 
     def __init__(self, temperature: float = 0.1, similarity: str = "cos_sign", objective: str = "hash") -> None:
-        if temperature <= 0:
-            raise ConfigurationError(f"temperature must be positive, got {temperature}")
-        if similarity not in SIMILARITIES:
-            raise ConfigurationError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
-        if objective not in OBJECTIVES:
-            raise ConfigurationError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+        check_range("temperature", temperature, 0, low_open=True)
+        check_choice("similarity", similarity, SIMILARITIES)
+        check_choice("objective", objective, OBJECTIVES)
         self.temperature = temperature
         self.similarity = similarity
         self.objective = objective

@@ -12,6 +12,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
 from allennlp.nn import Activation
 
+from bitcode_allennlp.common.checks import check_range
 from bitcode_allennlp.code_format import MAX_BITS
 
 
@@ -66,8 +67,7 @@ class HashTransformerEncoder(Seq2SeqEncoder):
         if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_BITS:
             raise ConfigurationError(f"num_bits (K) must be an integer in 1..{MAX_BITS} (codes are packed into int64), "
                                      f"got {num_bits!r}")
-        if head_dim < 1:
-            raise ConfigurationError(f"head_dim must be positive, got {head_dim}")
+        check_range("head_dim", head_dim, 1)
         self._input_dim = input_dim
         self.num_bits = num_bits
         self.head_dim = head_dim

@@ -30,6 +30,7 @@ from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
+from bitcode_allennlp.common.checks import check_choice, check_range
 from bitcode_allennlp.spacy_components.extensions import install_extensions
 
 ARCHIVE_FILE = "model.tar.gz"  # in the component's directory after to_disk (a serialization directory: "model")
@@ -72,10 +73,8 @@ class BitcodeComponent:
 
     def __init__(self, nlp: Language, name: str, archive: Optional[str], task: str, batch_size: int = 32,
                  cuda_device: int = -1, overrides: Optional[Dict[str, Any]] = None) -> None:
-        if task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        check_choice("task", task, TASKS, error=ValueError)
+        check_range("batch_size", batch_size, 1, error=ValueError)
         self.name = name
         self.task = task
         self.archive = archive

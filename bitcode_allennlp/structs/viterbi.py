@@ -245,13 +245,9 @@ def paths_to_lists(paths: torch.Tensor, mask: torch.Tensor) -> List[List[int]]:
 
 
 def viterbi_tags(
-    emissions: torch.Tensor,
-    mask: torch.Tensor,
-    transitions: torch.Tensor,
-    start_transitions: Optional[torch.Tensor] = None,
-    end_transitions: Optional[torch.Tensor] = None,
-    constraint_mask: Optional[torch.Tensor] = None,
+    emissions: torch.Tensor, mask: torch.Tensor, *args: Any, **kwargs: Any
 ) -> List[Tuple[List[int], float]]:
-    """``viterbi_decode`` in AllenNLP's return format: one ``(path, score)`` per sentence."""
-    paths, scores = viterbi_decode(emissions, mask, transitions, start_transitions, end_transitions, constraint_mask)
+    """``viterbi_decode(emissions, mask, ...)`` (the same arguments) in AllenNLP's return format: one
+    ``(path, score)`` per sentence."""
+    paths, scores = viterbi_decode(emissions, mask, *args, **kwargs)  # (batch, words), (batch,)
     return list(zip(paths_to_lists(paths, mask), scores.tolist()))

@@ -1,8 +1,9 @@
 """Learning-rate schedule of the paper (§4.1): linear warm-up over a fraction of all steps, then linear decay."""
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.learning_rate_schedulers.linear_with_warmup import LinearWithWarmup
+
+from bitcode_allennlp.common.checks import check_range
 
 
 @LearningRateScheduler.register("linear_with_warmup_fraction")
@@ -27,8 +28,7 @@ class LinearWithWarmupFraction(LinearWithWarmup):
         warmup_fraction: float = 0.06,
         last_epoch: int = -1,
     ) -> None:
-        if not 0.0 <= warmup_fraction < 1.0:
-            raise ConfigurationError(f"warmup_fraction must be in [0, 1), got {warmup_fraction}")
+        check_range("warmup_fraction", warmup_fraction, 0, 1, high_open=True)
         warmup_steps = max(1, round(warmup_fraction * num_epochs * num_steps_per_epoch))
         super().__init__(optimizer, num_epochs, num_steps_per_epoch, warmup_steps=warmup_steps,
                          last_epoch=last_epoch)

@@ -20,6 +20,7 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 
+from bitcode_allennlp.common.checks import check_choice  # noqa: F401 (re-exported)
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.common.text_lines import NumberedLine, numbered_lines  # noqa: F401 (re-exported)
 
@@ -275,8 +276,3 @@ class TaggingDatasetReader(DatasetReader):
     def apply_token_indexers(self, instance: Instance) -> None:
         instance.fields["tokens"].token_indexers = self._token_indexers  # type: ignore
 
-
-def check_choice(name: str, value: str, choices: Sequence[str]) -> None:
-    """`ConfigurationError` unless `value` is one of `choices`."""
-    if value not in choices:
-        raise ConfigurationError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")

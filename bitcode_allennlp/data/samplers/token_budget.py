@@ -36,6 +36,8 @@ from allennlp.data.instance import Instance
 from allennlp.data.samplers.batch_sampler import BatchSampler
 from allennlp.data.samplers.bucket_batch_sampler import add_noise_to_value
 
+from bitcode_allennlp.common.checks import check_choice, check_range
+
 logger = logging.getLogger(__name__)
 
 _COUNTS = ("words", "padded")
@@ -105,14 +107,10 @@ class TokenBudgetBatchSampler(BatchSampler):
         padding_noise: float = 0.1,
         drop_last: bool = False,
     ) -> None:
-        if max_tokens < 1:
-            raise ConfigurationError(f"max_tokens must be at least 1, got {max_tokens}")
-        if max_subtokens is not None and max_subtokens < 1:
-            raise ConfigurationError(f"max_subtokens must be at least 1, got {max_subtokens}")
-        if count not in _COUNTS:
-            raise ConfigurationError(f"count must be one of {_COUNTS}, got {count!r}")
-        if padding_noise < 0:
-            raise ConfigurationError(f"padding_noise must be non-negative, got {padding_noise}")
+        check_range("max_tokens", max_tokens, 1)
+        check_range("max_subtokens", max_subtokens, 1, optional=True)
+        check_choice("count", count, _COUNTS)
+        check_range("padding_noise", padding_noise, 0)
         self.max_tokens = max_tokens
         self.max_subtokens = max_subtokens
         self.sorting_keys = list(sorting_keys) if sorting_keys else None

@@ -17,6 +17,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
 from nltk import Tree
 
+from bitcode_allennlp.common.checks import check_choice
 from bitcode_allennlp.common.hashing_model import HashingModel
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
@@ -112,10 +113,8 @@ class HashSpanParser(HashingModel):
     ) -> None:
         super().__init__(vocab, text_field_embedder, encoder, hash_loss, beta, two_views, **kwargs)
         boundary = boundary or ("split" if self.encoder.is_bidirectional() else "left")
-        if boundary not in ("split", "left"):
-            raise ConfigurationError(f"boundary must be 'split' or 'left', got {boundary!r}")
-        if task_loss not in ("mean", "sum"):
-            raise ConfigurationError(f"task_loss must be 'mean' or 'sum', got {task_loss!r}")
+        check_choice("boundary", boundary, ("split", "left"))
+        check_choice("task_loss", task_loss, ("mean", "sum"))
         if vocab.get_vocab_size(label_namespace) == 0:
             raise ConfigurationError(f"the vocabulary has no {label_namespace!r} labels: read a 'ptb_spans' corpus")
         self.boundary = boundary

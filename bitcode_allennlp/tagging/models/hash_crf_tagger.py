@@ -20,6 +20,7 @@ from allennlp.modules.conditional_random_field.conditional_random_field import a
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 
+from bitcode_allennlp.common.checks import check_choice, check_range
 from bitcode_allennlp.common.hashing_model import HashingModel, straight_through_signs
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.structs.viterbi import paths_to_lists, viterbi_decode
@@ -87,10 +88,8 @@ class HashCrfTagger(HashingModel):
         **kwargs,
     ) -> None:
         super().__init__(vocab, text_field_embedder, encoder, hash_loss, beta, two_views, **kwargs)
-        if task_loss not in ("mean", "sum", "word"):
-            raise ConfigurationError(f"task_loss must be 'mean', 'sum' or 'word', got {task_loss!r}")
-        if code_head_weight < 0:
-            raise ConfigurationError(f"code_head_weight must be >= 0, got {code_head_weight}")
+        check_choice("task_loss", task_loss, ("mean", "sum", "word"))
+        check_range("code_head_weight", code_head_weight, 0)
         if code_head_weight > 0 and self.num_bits is None:
             raise ConfigurationError("code_head_weight > 0 reads the codes: it needs a 'hash_transformer' encoder")
         self.label_namespace = label_namespace
