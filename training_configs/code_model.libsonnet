@@ -40,7 +40,14 @@ function(train, dev, model, lr, dropout, validation_metric)
         window: env.num("CODE_WINDOW", 1),
         num_layers: env.num("CODE_LAYERS", 1),
         dropout: env.num("DROPOUT", dropout),
-      } else error "CODE_ENCODER must be 'transformer' or 'window', got '" + encoder + "'",
+      } else if encoder == "lstm" then {
+        // Beyond the paper: a bidirectional LSTM, CODE_LAYERS layers, CODE_FF / 2 units each way (output CODE_FF).
+        type: "lstm",
+        input_size: d,
+        hidden_size: std.floor(env.num("CODE_FF", d) / 2),
+        num_layers: env.num("CODE_LAYERS", 1),
+        bidirectional: true,
+      } else error "CODE_ENCODER must be 'transformer', 'window' or 'lstm', got '" + encoder + "'",
       beta: 0,
       two_views: false,
     },
