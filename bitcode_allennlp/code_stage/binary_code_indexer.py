@@ -4,7 +4,7 @@ No vocabulary: the bits are read from the code itself, so the validation-stage m
 Bit i is head i of the hashing model, head 0 the most significant bit (`bitcode_allennlp.code_format`).
 """
 from itertools import chain
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 import torch
@@ -67,11 +67,19 @@ class BinaryCodeIndexer(TokenIndexer):
         stacked (`TextField.batch_tensors`), gives, without a tensor per sentence (`bitcode_allennlp.code_stage.
         code_batch`, the CPU prediction path).
         """
-        lengths = [len(tokens["codes"]) for tokens in token_lists]
-        length = max([self._token_min_padding_length, *lengths])
-        mask = numpy.arange(length) < numpy.array(lengths, dtype=numpy.int64)[:, None]  # (batch, words)
-        codes = numpy.zeros((len(token_lists), length), dtype=numpy.int64)  # (batch, words) packed, 0 at padding
-        codes[mask] = numpy.fromiter(chain.from_iterable(tokens["codes"] for tokens in token_lists),
-                                     dtype=numpy.int64, count=sum(lengths))  # row by row: left-aligned
+        rows = [tokens["codes"] for tokens in token_lists]
+        codes, mask = left_aligned(rows, max([self._token_min_padding_length, *map(len, rows)]))  # (batch, words)
         bits = (codes[:, :, None] >> self._shifts.numpy()) & 1  # (batch, words, K)
         return {"bits": torch.from_numpy(bits), "mask": torch.from_numpy(mask)}
+
+
+def left_aligned(rows: Sequence[Sequence[int]], width: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """
+    The int64 `(len(rows), width)` array of `rows` (ragged lists of ints), each left-aligned and padded with 0, and
+    its boolean mask (True on the values): one padded tensor per row, stacked, in one numpy assignment.
+    """
+    lengths = numpy.array([len(row) for row in rows], dtype=numpy.int64)  # (batch,)
+    mask = numpy.arange(width) < lengths[:, None]  # (batch, width)
+    padded = numpy.zeros((len(rows), width), dtype=numpy.int64)  # (batch, width)
+    padded[mask] = numpy.fromiter(chain.from_iterable(rows), dtype=numpy.int64, count=int(lengths.sum()))
+    return padded, mask

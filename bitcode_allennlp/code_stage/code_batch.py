@@ -14,15 +14,13 @@ with the same field names in every instance. The tensors are equal to `Batch.as_
 dtypes and shapes, padding included); anything else gives `None` (the caller then takes AllenNLP's path, which
 also raises AllenNLP's errors, e.g. for a batch of mixed instances).
 """
-from itertools import chain
 from typing import Any, Dict, List, Optional, Sequence
 
-import numpy
 import torch
 from allennlp.data import Instance, Vocabulary
 from allennlp.data.fields import MetadataField, SequenceLabelField, TextField
 
-from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
+from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer, left_aligned
 
 _HANDLED = {TextField, SequenceLabelField, MetadataField}
 
@@ -82,10 +80,7 @@ def code_batch_tensors(instances: Sequence[Instance], vocab: Vocabulary) -> Opti
 
 def padded_labels(labels: List[List[int]], lengths: List[int]) -> torch.LongTensor:
     """(batch, longest) int64 label ids, 0 at padding: `SequenceLabelField.as_tensor` per instance, stacked."""
-    longest = max(lengths)
-    mask = numpy.arange(longest) < numpy.array(lengths, dtype=numpy.int64)[:, None]  # (batch, longest)
-    padded = numpy.zeros((len(labels), longest), dtype=numpy.int64)  # (batch, longest)
-    padded[mask] = numpy.fromiter(chain.from_iterable(labels), dtype=numpy.int64, count=sum(lengths))
+    padded, _ = left_aligned(labels, max(lengths))  # (batch, longest)
     return torch.from_numpy(padded)  # type: ignore[return-value]
 
 
