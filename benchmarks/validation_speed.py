@@ -8,7 +8,7 @@ under `torch.no_grad`, on `--threads` torch threads (default 2: the issue's 2 CP
 `allennlp predict` runs per batch, without file I/O), and "tensors", `model(**tensors)` on tensor dicts built before
 timing (forward and decoding to tag ids: the model's own cost, what a bulk pipeline that keeps tensors pays;
 AllenNLP's generic per-instance tensorizing cost about as much as the whole lightweight model; on the CPU its
-`forward_on_instances` now tensorizes a batch of codes instances at once, `code_stage/code_batch.py`). Batches:
+`forward_on_instances` now tensorizes a batch of codes instances at once, `common/batch_tensors.py`). Batches:
 `token_budget` batches of at most B padded words (sorted by length, the same sentences in the same batches for both
 models); every budget of `--budgets` is measured for each model and each model is credited with its best one.
 Reports words/s per model and budget, the speed-up of the lightweight model at its best budget over the hashing

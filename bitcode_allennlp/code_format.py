@@ -16,7 +16,7 @@ parser of hex codes. Pure Python and numpy (no torch, no AllenNLP), so the light
 """
 import re
 import sys
-from typing import Any, List, Sequence
+from typing import Any, List, Sequence, Type
 
 import numpy as np
 
@@ -27,27 +27,24 @@ most 63 bits keep every packed value non-negative."""
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 
-def _check_num_bits(num_bits: int) -> None:
+def check_num_bits(num_bits: Any, name: str = "num_bits", error: Type[Exception] = ValueError) -> int:
+    """`num_bits` if it is an int in `[1, MAX_BITS]`; else `error` (e.g. AllenNLP's `ConfigurationError` in a
+    constructor), with one message everywhere K is checked."""
     if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_BITS:
-        raise ValueError(f"num_bits must be an int in [1, {MAX_BITS}], got {num_bits!r}")
-
-
-def check_num_bits(num_bits: Any) -> int:
-    """`num_bits` if it is an int in `[1, MAX_BITS]`; else `ValueError`."""
-    _check_num_bits(num_bits)
+        raise error(f"{name} must be an integer in 1..{MAX_BITS} (codes are packed into int64), got {num_bits!r}")
     return num_bits
 
 
 def num_hex_digits(num_bits: int) -> int:
     """Number of hex digits of a ``num_bits``-bit code: ``ceil(num_bits / 4)`` (K = 24 -> 6)."""
-    _check_num_bits(num_bits)
+    check_num_bits(num_bits)
     return (num_bits + 3) // 4
 
 
 # ------------------------------------------------------------------------------------------------- packed -> hex
 def int_to_hex(code: int, num_bits: int) -> str:
     """One packed code as `ceil(K / 4)` zero-padded lower-case hex digits."""
-    _check_num_bits(num_bits)
+    check_num_bits(num_bits)
     code = int(code)
     if not 0 <= code < (1 << num_bits):
         raise ValueError(f"code {code} does not fit in {num_bits} bits")
@@ -100,7 +97,7 @@ def parse_hex_code(code: Any, num_bits: int) -> int:
 
     `ValueError` naming the code (quoted with `repr`, so stray whitespace shows) and what is wrong.
     """
-    _check_num_bits(num_bits)
+    check_num_bits(num_bits)
     expected = num_hex_digits(num_bits)
     if not isinstance(code, str):
         raise ValueError(f"code {code!r} is a {type(code).__name__}, expected a string of {expected} hex digits")

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from bitcode_allennlp.code_format import (  # noqa: F401 (the format's names, re-exported: their old import path)
-    MAX_BITS, _check_num_bits, check_num_bits, hex_to_bits, hex_to_int, int_to_hex, ints_to_hex, num_hex_digits,
+    MAX_BITS, check_num_bits, hex_to_bits, hex_to_int, int_to_hex, ints_to_hex, num_hex_digits,
     parse_hex_code,
 )
 
@@ -98,7 +98,7 @@ def bits_to_ints(bits: torch.Tensor) -> torch.LongTensor:
     `torch.LongTensor` of shape `(...)`.
     """
     num_bits = bits.size(-1)
-    _check_num_bits(num_bits)
+    check_num_bits(num_bits)
     powers = _powers(num_bits, bits.device)  # (K,)
     return (bits.bool().long() * powers).sum(-1)  # (...)
 
@@ -120,7 +120,7 @@ def ints_to_bits(ints: torch.Tensor, num_bits: int) -> torch.BoolTensor:
     """
     import torch
 
-    _check_num_bits(num_bits)
+    check_num_bits(num_bits)
     ints = torch.as_tensor(ints, dtype=torch.long)  # (...)
     # (every non-negative int64 fits in 63 bits; 2 ** 63 itself is not an int64, so it is not compared)
     if ints.numel() and (ints.min() < 0 or (num_bits < MAX_BITS and ints.max() >= (1 << num_bits))):

@@ -196,6 +196,13 @@ def probe_from_args(args: argparse.Namespace) -> Dict[str, Any]:
     return result
 
 
+def _scan_options(parser: argparse.ArgumentParser, scanned: str) -> None:
+    """`--numpy-scan` and `--threads`, the options of the commands that search an index (`search`, `precision`)."""
+    parser.add_argument("--numpy-scan", action="store_true",
+                        help=f"scan {scanned} with numpy instead of a FAISS index (the reference)")
+    parser.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
+
+
 def _include_package(parser: argparse.ArgumentParser) -> None:
     # AllenNLP adds --include-package to `bits` itself; accept it after the sub-command too.
     parser.add_argument("--include-package", type=str, action="append", default=argparse.SUPPRESS,
@@ -288,9 +295,7 @@ class Bits(Subcommand):
         search.add_argument("--radius", type=int, default=None,
                             help="return every entry within this distance (instead of the top --k)")
         search.add_argument("--limit", type=int, default=100, help="show at most this many entries of --radius")
-        search.add_argument("--numpy-scan", action="store_true",
-                            help="scan the packed codes with numpy instead of using the FAISS index (the reference)")
-        search.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
+        _scan_options(search, "the packed codes")
         search.add_argument("--json", help="also write the hits as JSON here")
         search.set_defaults(func=search_from_args)
 
@@ -307,9 +312,7 @@ class Bits(Subcommand):
         precision.add_argument("--index-type", choices=INDEX_TYPES, default=None,
                                help="index type built for a codes-corpus --database (default flat; see "
                                "'allennlp bits index')")
-        precision.add_argument("--numpy-scan", action="store_true",
-                               help="scan the database codes with numpy instead of a FAISS index (the reference)")
-        precision.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
+        _scan_options(precision, "the database codes")
         precision.add_argument("--per-label", action="store_true", help="also print each query label's precision")
         precision.add_argument("--json", help="also write the result as JSON here")
         precision.set_defaults(func=precision_from_args)

@@ -3,17 +3,16 @@
 No vocabulary: the bits are read from the code itself, so the validation-stage model sees codes, never words.
 Bit i is head i of the hashing model, head 0 the most significant bit (`bitcode_allennlp.code_format`).
 """
-from itertools import chain
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence
 
-import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
 from allennlp.data.token_indexers import TokenIndexer
 from allennlp.data.token_indexers.token_indexer import IndexedTokenList
 
-from bitcode_allennlp.code_format import MAX_BITS, hex_to_int
+from bitcode_allennlp.code_format import check_num_bits, hex_to_int
+from bitcode_allennlp.common.batch_tensors import left_aligned
 
 
 @TokenIndexer.register("binary_code")
@@ -33,9 +32,7 @@ class BinaryCodeIndexer(TokenIndexer):
 
     def __init__(self, num_bits: int, token_min_padding_length: int = 0) -> None:
         super().__init__(token_min_padding_length)
-        if not 1 <= num_bits <= MAX_BITS:
-            raise ConfigurationError(f"num_bits must be in 1..{MAX_BITS}, got {num_bits}")
-        self.num_bits = num_bits
+        self.num_bits = check_num_bits(num_bits, error=ConfigurationError)
         self._shifts = torch.arange(num_bits - 1, -1, -1)  # (K,) head 0 is the most significant bit
 
     def count_vocab_items(self, token: Token, counter: Dict[str, Dict[str, int]]) -> None:
@@ -64,22 +61,10 @@ class BinaryCodeIndexer(TokenIndexer):
         """
         The batched `{"bits": (batch, words, K), "mask": (batch, words)}` of several sentences' indexed tokens in one
         go: what `as_padded_tensor_dict` for each (padded to the longest, at least `token_min_padding_length`), then
-        stacked (`TextField.batch_tensors`), gives, without a tensor per sentence (`bitcode_allennlp.code_stage.
-        code_batch`, the CPU prediction path).
+        stacked (`TextField.batch_tensors`), gives, without a tensor per sentence (`bitcode_allennlp.common.
+        batch_tensors`, the CPU prediction path, finds this method by name).
         """
         rows = [tokens["codes"] for tokens in token_lists]
         codes, mask = left_aligned(rows, max([self._token_min_padding_length, *map(len, rows)]))  # (batch, words)
         bits = (codes[:, :, None] >> self._shifts.numpy()) & 1  # (batch, words, K)
         return {"bits": torch.from_numpy(bits), "mask": torch.from_numpy(mask)}
-
-
-def left_aligned(rows: Sequence[Sequence[int]], width: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """
-    The int64 `(len(rows), width)` array of `rows` (ragged lists of ints), each left-aligned and padded with 0, and
-    its boolean mask (True on the values): one padded tensor per row, stacked, in one numpy assignment.
-    """
-    lengths = numpy.array([len(row) for row in rows], dtype=numpy.int64)  # (batch,)
-    mask = numpy.arange(width) < lengths[:, None]  # (batch, width)
-    padded = numpy.zeros((len(rows), width), dtype=numpy.int64)  # (batch, width)
-    padded[mask] = numpy.fromiter(chain.from_iterable(rows), dtype=numpy.int64, count=int(lengths.sum()))
-    return padded, mask

@@ -24,7 +24,7 @@ from bitcode_allennlp.codes import bits_to_ints, ints_to_hex, scores_to_bits
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
 from bitcode_allennlp.training.metrics.code_metrics import CodeMetrics
-from bitcode_allennlp.code_stage.code_batch import code_batch_tensors, split_outputs
+from bitcode_allennlp.common.batch_tensors import batch_tensors, split_outputs
 
 
 @lru_cache(maxsize=2 ** 20)
@@ -106,12 +106,12 @@ class HashingModel(Model):
         AllenNLP's `forward_on_instances` (tensorize, forward, `make_output_human_readable`, split per instance),
         with the same outputs, faster for the validation-stage model on the CPU: instances whose only model input
         is the codes (`binary_codes` reader) are tensorized for the whole batch at once and not walked by
-        `move_to_device` (`bitcode_allennlp.code_stage.code_batch`). On a GPU, or for other instances (words
+        `move_to_device` (`bitcode_allennlp.common.batch_tensors`). On a GPU, or for other instances (words
         through a PLM, parser gold spans), AllenNLP's own path.
         """
         if self._get_prediction_device() < 0:
             with torch.no_grad():
-                model_input = code_batch_tensors(instances, self.vocab)
+                model_input = batch_tensors(instances, self.vocab)
                 if model_input is not None:
                     return split_outputs(self, self.make_output_human_readable(self(**model_input)), len(instances))
         return super().forward_on_instances(instances)

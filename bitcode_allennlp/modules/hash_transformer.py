@@ -13,11 +13,12 @@ from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
 from allennlp.nn import Activation
 
 from bitcode_allennlp.common.checks import check_range
-from bitcode_allennlp.code_format import MAX_BITS
+from bitcode_allennlp.code_format import check_num_bits
+from bitcode_allennlp.modules.sized_encoder import SizedSeq2SeqEncoder
 
 
 @Seq2SeqEncoder.register("hash_transformer")
-class HashTransformerEncoder(Seq2SeqEncoder):
+class HashTransformerEncoder(SizedSeq2SeqEncoder):
     """
     One post-norm transformer layer (attention + feed-forward, residuals, LayerNorm) whose number of heads is the
     number of bits K. The head size `head_dim` is independent of the model size (d need not equal K · d_h).
@@ -63,12 +64,9 @@ class HashTransformerEncoder(Seq2SeqEncoder):
         causal: bool = False,
         residual: bool = True,
     ) -> None:
-        super().__init__()
-        if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= MAX_BITS:
-            raise ConfigurationError(f"num_bits (K) must be an integer in 1..{MAX_BITS} (codes are packed into int64), "
-                                     f"got {num_bits!r}")
+        super().__init__(input_dim, input_dim, bidirectional=not causal)
+        check_num_bits(num_bits, name="num_bits (K)", error=ConfigurationError)
         check_range("head_dim", head_dim, 1)
-        self._input_dim = input_dim
         self.num_bits = num_bits
         self.head_dim = head_dim
         self.causal = causal
@@ -89,15 +87,6 @@ class HashTransformerEncoder(Seq2SeqEncoder):
         self.feedforward_norm = torch.nn.LayerNorm(input_dim)
         self.dropout = torch.nn.Dropout(dropout)
         self.attention_dropout = torch.nn.Dropout(dropout)
-
-    def get_input_dim(self) -> int:
-        return self._input_dim
-
-    def get_output_dim(self) -> int:
-        return self._input_dim
-
-    def is_bidirectional(self) -> bool:
-        return not self.causal
 
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         return self.forward_with_scores(inputs, mask)[0]

@@ -10,9 +10,11 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
 from allennlp.nn import Activation
 
+from bitcode_allennlp.modules.sized_encoder import SizedSeq2SeqEncoder
+
 
 @Seq2SeqEncoder.register("window_feedforward")
-class WindowFeedForwardEncoder(Seq2SeqEncoder):
+class WindowFeedForwardEncoder(SizedSeq2SeqEncoder):
     """
     out_i = act(W [x_{i-w}; …; x_i; …; x_{i+w}] + b), with zeros for positions outside the sentence (masked words
     and padding), then zeros at masked positions. One `Conv1d` over the words; `num_layers` stacks them (the
@@ -43,28 +45,17 @@ class WindowFeedForwardEncoder(Seq2SeqEncoder):
         activation: Optional[Activation] = None,
         dropout: float = 0.0,
     ) -> None:
-        super().__init__()
+        super().__init__(input_dim, hidden_dim, bidirectional=False)
         if window < 0 or num_layers < 1 or hidden_dim < 1 or input_dim < 1:
             raise ConfigurationError(f"window_feedforward needs window >= 0, num_layers >= 1 and positive sizes; got "
                                      f"window={window}, num_layers={num_layers}, input_dim={input_dim}, "
                                      f"hidden_dim={hidden_dim}")
-        self.input_dim = input_dim
-        self.hidden_dim = hidden_dim
         self.window = window
         self.layers = torch.nn.ModuleList(
             torch.nn.Conv1d(input_dim if i == 0 else hidden_dim, hidden_dim, 2 * window + 1, padding=window)
             for i in range(num_layers))
         self.activation = activation or Activation.by_name("gelu")()
         self.dropout = torch.nn.Dropout(dropout)
-
-    def get_input_dim(self) -> int:
-        return self.input_dim
-
-    def get_output_dim(self) -> int:
-        return self.hidden_dim
-
-    def is_bidirectional(self) -> bool:
-        return False
 
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:  # type: ignore
         """`inputs` (batch, words, input_dim), `mask` (batch, words) → (batch, words, hidden_dim)."""

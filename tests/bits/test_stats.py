@@ -130,7 +130,7 @@ def test_packing_follows_codes_py():
     assert hex_to_uint64(uint64_to_hex(packed, 24), 24).tolist() == packed.tolist()
     top = hex_to_uint64(["7fffffffffffffff", "4000000000000000"], 63)  # K = 63, the limit everywhere
     assert top.tolist() == [2 ** 63 - 1, 2 ** 62] and unpack_bits(top, 63)[1].tolist() == [1] + [0] * 62
-    with pytest.raises(ValueError, match="num_bits must be an int in \\[1, 63\\]"):
+    with pytest.raises(ValueError, match="num_bits must be an integer in 1\\.\\.63"):
         hex_to_uint64(["ffffffffffffffff"], 64)
     assert uint64_to_hex([5], 10) == ["005"]
     with pytest.raises(ValueError, match="does not fit in 10 bits"):

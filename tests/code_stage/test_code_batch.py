@@ -1,4 +1,4 @@
-"""The CPU prediction path of codes instances (`code_stage/code_batch.py`, `HashingModel.forward_on_instances`)
+"""The CPU prediction path of codes instances (`common/batch_tensors.py`, `HashingModel.forward_on_instances`)
 gives exactly AllenNLP's `Model.forward_on_instances` outputs (every key, every instance), and is taken only where
 it applies: not for words through a PLM, gold parse spans, mixed batches, or a model on a GPU."""
 import json
@@ -12,7 +12,7 @@ from allennlp.models import Model
 
 import bitcode_allennlp.common.hashing_model as hashing_model
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
-from bitcode_allennlp.code_stage.code_batch import code_batch_tensors
+from bitcode_allennlp.common.batch_tensors import batch_tensors
 from tests.conftest import FIXTURES, build
 
 CODES = FIXTURES / "data" / "codes"
@@ -24,11 +24,11 @@ def fast_calls(monkeypatch):
     taken = []
 
     def spy(instances, vocab):
-        tensors = code_batch_tensors(instances, vocab)
+        tensors = batch_tensors(instances, vocab)
         taken.append(tensors is not None)
         return tensors
 
-    monkeypatch.setattr(hashing_model, "code_batch_tensors", spy)
+    monkeypatch.setattr(hashing_model, "batch_tensors", spy)
     return taken
 
 
@@ -80,7 +80,7 @@ def test_tagger_fast_path_equals_allennlp(config, task, fast_calls):
     batches = [labelled, labelled[3:4], unlabelled, unlabelled[:1], unlabelled[5:6] + unlabelled[:3]]
     compare(model, batches, fast_calls, fast=True)
     with torch.no_grad():  # the tag strings are the vocabulary's names of the decoded ids
-        ids = model(**code_batch_tensors(unlabelled, model.vocab))["tags"]
+        ids = model(**batch_tensors(unlabelled, model.vocab))["tags"]
     for output, path in zip(model.forward_on_instances(unlabelled), ids):
         assert output["tags"] == [model.vocab.get_token_from_index(t, "labels") for t in path]
     fast_calls.clear()
@@ -124,10 +124,10 @@ def test_indexer_batch_tensor_dict_equals_padded_and_stacked(min_padding):
         assert batched[key].dtype == expected.dtype and torch.equal(batched[key], expected)
 
 
-def test_code_batch_tensors_equal_as_tensor_dict():
+def test_batch_tensors_equal_as_tensor_dict():
     model, reader, train = build("ner_code.jsonnet", seed=0)
     instances = indexed(reader, train[:7])
-    fast = code_batch_tensors(instances, model.vocab)
+    fast = batch_tensors(instances, model.vocab)
     batch = Batch(instances)
     batch.index_instances(model.vocab)
     expected = batch.as_tensor_dict()

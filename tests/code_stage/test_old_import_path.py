@@ -55,3 +55,13 @@ def test_python_m_experiment_help(package):
     assert result.returncode == 0, result.stderr
     assert "hashing stage → re-annotation" in result.stdout and "--code-set" in result.stdout
     assert "Warning" not in result.stderr
+
+
+def test_code_batch_old_path_is_common_batch_tensors():
+    """The fast CPU path moved to `common/` (issue 18); `code_stage.code_batch` and `left_aligned`'s old home remain."""
+    from bitcode_allennlp.code_stage import binary_code_indexer, code_batch
+    from bitcode_allennlp.common import batch_tensors
+
+    assert code_batch.code_batch_tensors is batch_tensors.batch_tensors
+    assert code_batch.split_outputs is batch_tensors.split_outputs
+    assert binary_code_indexer.left_aligned is batch_tensors.left_aligned

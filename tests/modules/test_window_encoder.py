@@ -53,3 +53,16 @@ def test_registered_and_checked():
     assert encoder.get_input_dim() == 48 and encoder.get_output_dim() == 64 and encoder.window == 1
     with pytest.raises(ConfigurationError, match="window"):
         WindowFeedForwardEncoder(4, 4, window=-1)
+
+
+def test_encoders_declare_their_sizes_once():
+    """Both package encoders answer AllenNLP's interface from `SizedSeq2SeqEncoder` (sizes given at construction)."""
+    from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
+    from bitcode_allennlp.modules.sized_encoder import SizedSeq2SeqEncoder
+
+    window = WindowFeedForwardEncoder(input_dim=48, hidden_dim=64)
+    hashing = HashTransformerEncoder(input_dim=16, num_bits=4, head_dim=2, feedforward_hidden_dim=8)
+    causal = HashTransformerEncoder(input_dim=16, num_bits=4, head_dim=2, feedforward_hidden_dim=8, causal=True)
+    assert all(isinstance(encoder, SizedSeq2SeqEncoder) for encoder in (window, hashing, causal))
+    assert [(e.get_input_dim(), e.get_output_dim(), e.is_bidirectional()) for e in (window, hashing, causal)] == [
+        (48, 64, False), (16, 16, True), (16, 16, False)]

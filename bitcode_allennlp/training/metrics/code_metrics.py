@@ -47,7 +47,7 @@ from allennlp.common.util import is_distributed
 from allennlp.nn.util import distributed_device
 from allennlp.training.metrics.metric import Metric
 
-from bitcode_allennlp.codes import MAX_BITS, bits_to_ints, scores_to_bits
+from bitcode_allennlp.codes import bits_to_ints, check_num_bits, scores_to_bits
 
 
 def _merge(keys: torch.Tensor, counts: torch.Tensor):
@@ -87,8 +87,8 @@ class CodeMetrics(Metric):
     supports_distributed = True
 
     def __init__(self, num_bits: Optional[int] = None) -> None:
-        if num_bits is not None and not 1 <= num_bits <= MAX_BITS:
-            raise ConfigurationError(f"num_bits must be in [1, {MAX_BITS}], got {num_bits}")
+        if num_bits is not None:
+            check_num_bits(num_bits, error=ConfigurationError)
         self._fixed_num_bits = num_bits
         self.reset()
 
@@ -134,9 +134,7 @@ class CodeMetrics(Metric):
             bits = scores_to_bits(bits)  # (batch, words, K)
         num_bits = bits.size(-1)
         if self._num_bits is None:
-            if num_bits > MAX_BITS:
-                raise ConfigurationError(f"CodeMetrics packs at most {MAX_BITS} bits, got {num_bits}")
-            self._num_bits = num_bits
+            self._num_bits = check_num_bits(num_bits, name="CodeMetrics' bits per code", error=ConfigurationError)
         elif num_bits != self._num_bits:
             raise ConfigurationError(f"CodeMetrics got {num_bits} bits, expected {self._num_bits}")
         # Work on the batch's device; only per-bit counts and unique (code, label) rows go to the CPU.
