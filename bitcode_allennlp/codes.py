@@ -127,3 +127,15 @@ def ints_to_bits(ints: torch.Tensor, num_bits: int) -> torch.BoolTensor:
         raise ValueError(f"codes must lie in [0, 2 ** {num_bits})")
     powers = _powers(num_bits, ints.device)  # (K,)
     return (ints.unsqueeze(-1) & powers) != 0  # (..., K)
+
+
+def flip_signs(signs: torch.Tensor, rate: float) -> torch.Tensor:
+    """
+    Training noise on codes (beyond the paper): each ±1 entry of `signs` negated with probability `rate`,
+    independently (the validation stage's `bit_flip`, the code-reading head's `code_head_bit_flip`). Gradients pass
+    through (a flipped entry's gradient is negated).
+    """
+    import torch
+
+    flips = torch.rand_like(signs) < rate  # (..., K)
+    return torch.where(flips, -signs, signs)  # (..., K)

@@ -10,6 +10,8 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import TokenEmbedder
 
+from bitcode_allennlp.codes import flip_signs
+
 
 @TokenEmbedder.register("binary_code")
 class BinaryCodeEmbedder(TokenEmbedder):
@@ -57,8 +59,7 @@ class BinaryCodeEmbedder(TokenEmbedder):
                                      f"{self.num_bits} (set K to the hashing model's number of bits)")
         signs = bits.to(self.bit_embeddings.dtype) * 2 - 1  # (batch, words, K) in {-1, +1}
         if self.training and self.bit_flip > 0:
-            flips = torch.rand_like(signs) < self.bit_flip  # (batch, words, K)
-            signs = torch.where(flips, -signs, signs)  # (batch, words, K)
+            signs = flip_signs(signs, self.bit_flip)  # (batch, words, K)
         flipped = signs.unsqueeze(-1) * self.bit_embeddings  # (batch, words, K, d/K)
         embedded = flipped.flatten(-2)  # (batch, words, d)
         if self.training and self.code_dropout > 0:

@@ -20,6 +20,7 @@ from allennlp.modules.conditional_random_field.conditional_random_field import a
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 
+from bitcode_allennlp.codes import flip_signs
 from bitcode_allennlp.common.checks import check_choice, check_range
 from bitcode_allennlp.common.hashing_model import HashingModel, straight_through_signs
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
@@ -56,6 +57,10 @@ class HashCrfTagger(HashingModel):
         is not used for prediction; `code_head_accuracy` reports how well the bits alone predict the tags.
     code_head_dim : `int`, optional (default = `256`)
         Hidden size of the code-reading head.
+    code_head_bit_flip : `float`, optional (default = `0.0`)
+        Beyond the paper, training only: the code-reading head reads the codes with each bit flipped with this
+        probability (`codes.flip_signs`), so the task must survive bit errors in the codes: tags far apart in
+        Hamming space. The hash loss and the task head are not affected.
     training_metrics : `bool`, optional (default = `True`)
         Whether training forwards decode (Viterbi) to report training `accuracy` (and span F1). `False` skips
         decoding in training mode: the output then has no `tags`, and `get_metrics` in training mode leaves out
@@ -83,6 +88,7 @@ class HashCrfTagger(HashingModel):
         task_loss: str = "mean",
         code_head_weight: float = 0.0,
         code_head_dim: int = 256,
+        code_head_bit_flip: float = 0.0,
         training_metrics: bool = True,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
@@ -90,6 +96,7 @@ class HashCrfTagger(HashingModel):
         super().__init__(vocab, text_field_embedder, encoder, hash_loss, beta, two_views, **kwargs)
         check_choice("task_loss", task_loss, ("mean", "sum", "word"))
         check_range("code_head_weight", code_head_weight, 0)
+        check_range("code_head_bit_flip", code_head_bit_flip, 0, 1, high_open=True)
         if code_head_weight > 0 and self.num_bits is None:
             raise ConfigurationError("code_head_weight > 0 reads the codes: it needs a 'hash_transformer' encoder")
         self.label_namespace = label_namespace
@@ -107,6 +114,7 @@ class HashCrfTagger(HashingModel):
         self.crf = ConditionalRandomField(self.num_tags, constraints, include_start_end_transitions=True)
 
         self.code_head_weight = code_head_weight
+        self.code_head_bit_flip = code_head_bit_flip
         self.code_head = None
         self.code_head_accuracy = None
         if code_head_weight > 0:
@@ -162,6 +170,8 @@ class HashCrfTagger(HashingModel):
     def _code_head_loss(self, scores: torch.Tensor, tags: torch.LongTensor, mask: torch.BoolTensor) -> torch.Tensor:
         """Cross-entropy of the code-reading head on the straight-through codes of one view."""
         codes = straight_through_signs(scores, mask)  # (batch, words, K)
+        if self.training and self.code_head_bit_flip > 0:
+            codes = flip_signs(codes, self.code_head_bit_flip)  # (batch, words, K)
         logits = self.code_head(codes)  # type: ignore[misc]  # (batch, words, tags)
         self.code_head_accuracy(logits.detach(), tags, mask)  # type: ignore[misc]
         summed = torch.nn.functional.cross_entropy(logits[mask], tags[mask], reduction="sum")  # ()
