@@ -11,6 +11,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import TokenEmbedder
 
 from bitcode_allennlp.codes import flip_signs
+from bitcode_allennlp.common.checks import check_range
 
 
 @TokenEmbedder.register("binary_code")
@@ -40,9 +41,8 @@ class BinaryCodeEmbedder(TokenEmbedder):
         if num_bits < 1 or embedding_dim % num_bits != 0:
             raise ConfigurationError(f"embedding_dim ({embedding_dim}) must be a positive multiple of num_bits "
                                      f"({num_bits}): each bit gets embedding_dim / num_bits dimensions")
-        for name, value in (("bit_flip", bit_flip), ("code_dropout", code_dropout)):
-            if not 0.0 <= value < 1.0:
-                raise ConfigurationError(f"{name} must be in [0, 1), got {value}")
+        check_range("bit_flip", bit_flip, 0, 1, high_open=True)
+        check_range("code_dropout", code_dropout, 0, 1, high_open=True)
         self.num_bits = num_bits
         self.embedding_dim = embedding_dim
         self.bit_flip = bit_flip

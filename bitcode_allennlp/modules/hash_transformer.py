@@ -65,9 +65,8 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
         residual: bool = True,
     ) -> None:
         super().__init__(input_dim, input_dim, bidirectional=not causal)
-        check_num_bits(num_bits, name="num_bits (K)", error=ConfigurationError)
+        self.num_bits = check_num_bits(num_bits, name="num_bits (K)", error=ConfigurationError)
         check_range("head_dim", head_dim, 1)
-        self.num_bits = num_bits
         self.head_dim = head_dim
         self.causal = causal
         self.residual = residual
