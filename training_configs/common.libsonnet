@@ -6,16 +6,22 @@ local env = import 'env.libsonnet';
 {
   plm(default=env.root + "/fixtures/transformers/tiny-bert"):: env.str("PLM", default),
 
-  // Sub-token indexer; one vector per word comes from the matching embedder below (sub-tokens averaged).
-  indexer(plm):: { tokens: { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512) } },
+  // The PLM's window in word pieces (special tokens included): MAX_LENGTH, or `none` for the tokenizer's own
+  // model_max_length; longer sentences are read in overlapping windows (data/token_indexers/plm_words.py).
+  max_length:: if std.member(["none", "off", "null"], std.asciiLower(std.stripChars(env.str("MAX_LENGTH", "512"), " \t")))
+    then null else env.num("MAX_LENGTH", 512),
+  // Word-piece indexer: each sentence tokenized once, as running text, with the PLM's own template; one vector per
+  // word comes from the matching embedder below (its pieces averaged, at layer PLM_LAYER).
+  indexer(plm):: { tokens: { type: "plm_words", model_name: plm, max_length: $.max_length } },
   // FREEZE_PLM=true (budget runs, benchmarks/reproduce.py): the PLM frozen and its word vectors cached per sentence,
   // dropout PLM_DROPOUT on them; only the hash layer and the task head train. The paper fine-tunes the PLM.
+  // PLM_LAYER: `last` (default), a layer number (0 = embeddings, negative from the top) or `mix` (scalar mix).
   embedder(plm):: {
     token_embedders: {
       tokens: if env.bool("FREEZE_PLM", false) then
-        { type: "frozen_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512), dropout: env.num("PLM_DROPOUT", 0.1) }
+        { type: "frozen_plm_words", model_name: plm, max_length: $.max_length, layer: env.str("PLM_LAYER", "last"), dropout: env.num("PLM_DROPOUT", 0.1) }
       else
-        { type: "pretrained_transformer_mismatched", model_name: plm, max_length: env.num("MAX_LENGTH", 512), train_parameters: true },
+        { type: "plm_words", model_name: plm, max_length: $.max_length, layer: env.str("PLM_LAYER", "last"), train_parameters: true },
     },
   },
   reader_options:: {

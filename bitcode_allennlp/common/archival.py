@@ -1,7 +1,7 @@
 """Self-contained archives: the PLM's configuration and tokenizer files travel inside `model.tar.gz`.
 
 An AllenNLP archive holds the training config, the vocabulary and the weights (the PLM's fine-tuned weights
-included). The config's `pretrained_transformer` / `pretrained_transformer_mismatched` indexers, tokenizers and
+included). The config's `plm_words`, `pretrained_transformer` and `pretrained_transformer_mismatched` indexers, tokenizers and
 embedders name the PLM by `model_name`, a directory or a hub name, and loading rebuilds the tokenizer and the
 transformer from there: the archive breaks when that directory is moved or deleted, and needs the network for a
 hub name. Two steps repair that:
@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 TRANSFORMERS_DIR = "transformers"
 INDEX_NAME = "index.json"
 # Component types (indexers, tokenizer, embedders) that build a Hugging Face model or tokenizer from `model_name`.
-TRANSFORMER_TYPES = ("pretrained_transformer", "pretrained_transformer_mismatched")
+TRANSFORMER_TYPES = ("pretrained_transformer", "pretrained_transformer_mismatched", "plm_words")
 # Files that hold weights: not copied (the archive's state dict has them).
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".h5", ".msgpack", ".ckpt", ".pt", ".pth", ".onnx", ".ot", ".gguf",
                    ".tflite")

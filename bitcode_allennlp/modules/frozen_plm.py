@@ -2,7 +2,9 @@
 Hashing stage on a budget: the PLM **frozen** (eval mode, no gradients) and each sentence's word vectors computed
 once per process, then read from a cache. Only the hash layer and the task head train, so a grid of many cells
 (K, β, similarity × objective, seeds; `benchmarks/reproduce.py`) pays for one PLM pass per sentence instead of one
-per step of every cell. The paper fine-tunes the PLM; configs use this embedder only when `FREEZE_PLM=true`.
+per step of every cell. The paper fine-tunes the PLM; configs use this embedder only when `FREEZE_PLM=true`:
+`frozen_plm_words` (the `plm_words` embedder frozen; the configs' choice) or `frozen_transformer_mismatched`
+(AllenNLP's mismatched embedder frozen, which archives made before `plm_words` name).
 
 The frozen PLM is shared by every embedder of the process that names the same `model_name` (loaded once) and is
 not a sub-module: its weights are not in the model's state dict, checkpoints or archive (they never change), so
@@ -13,10 +15,13 @@ A frozen PLM in eval mode gives both views of a sentence the same vectors, and t
 before its ego-attention scores, so the two views would be identical. `dropout` on the cached vectors stands in
 for the PLM's own dropout: in training each view draws its own mask (SimCSE-style views, as in the paper).
 """
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import PretrainedTransformerMismatchedEmbedder, TokenEmbedder
+
+from bitcode_allennlp.modules.plm_words_embedder import PlmWordsEmbedder, fill_empty_words
 
 # (model_name, max_length, sub_token_mode) -> the frozen PLM and its sentence cache, shared in the process.
 _PLMS: Dict[Tuple[str, Optional[int], str], Tuple[PretrainedTransformerMismatchedEmbedder, Dict[bytes, torch.Tensor]]]
@@ -25,13 +30,13 @@ _PLMS = {}
 
 def clear_cache() -> None:
     """Drops every cached sentence (the PLMs stay loaded)."""
-    for _, cache in _PLMS.values():
+    for _, cache in [*_PLMS.values(), *_WORD_PLMS.values()]:
         cache.clear()
 
 
 def cached_sentences() -> int:
     """How many sentences are cached, over all PLMs."""
-    return sum(len(cache) for _, cache in _PLMS.values())
+    return sum(len(cache) for _, cache in [*_PLMS.values(), *_WORD_PLMS.values()])
 
 
 @TokenEmbedder.register("frozen_transformer_mismatched")
@@ -107,3 +112,86 @@ class FrozenTransformerMismatchedEmbedder(TokenEmbedder):
         for i, key in enumerate(keys):
             output[i, : lengths[i]] = cache[key].to(output.device)  # (words_i, d)
         return self._dropout(output)  # (batch, words, d)
+
+
+# (model_name, max_length, layer) -> the frozen `plm_words` embedder and its sentence cache, shared in the process.
+_WORD_PLMS: Dict[Tuple[str, Optional[int], str], Tuple[PlmWordsEmbedder, Dict[bytes, Tuple[torch.Tensor, torch.Tensor]]]]
+_WORD_PLMS = {}
+
+
+@TokenEmbedder.register("frozen_plm_words")
+class FrozenPlmWordsEmbedder(TokenEmbedder):
+    """
+    `plm_words` with the PLM frozen in eval mode, shared in the process and kept out of the state dict, and its
+    word vectors cached per sentence (the module docstring); the vector of a word with no piece (`empty_word`)
+    and the dropout are this embedder's own.
+
+    Registered as a `TokenEmbedder` with name "frozen_plm_words".
+
+    # Parameters
+
+    model_name : `str`
+        The PLM directory, as for the `plm_words` indexer.
+    max_length : `int`, optional (default = `None`)
+        The window in pieces, as given to the indexer.
+    layer : `Union[int, str]`, optional (default = `"last"`)
+        As for `plm_words`, but not `"mix"` (its weights would have to train).
+    dropout : `float`, optional (default = `0.1`)
+        Dropout on the cached word vectors in training (a fresh mask for each view); none in eval mode.
+    """
+
+    def __init__(self, model_name: str, max_length: Optional[int] = None, layer: Union[int, str] = "last",
+                 dropout: float = 0.1) -> None:
+        super().__init__()
+        if layer == "mix":
+            raise ConfigurationError("frozen_plm_words caches one layer of a frozen PLM: layer 'mix' needs "
+                                     "the PLM in the model (FREEZE_PLM=false)")
+        key = (model_name, max_length, str(layer))
+        if key not in _WORD_PLMS:
+            plm = PlmWordsEmbedder(model_name, max_length=max_length, layer=layer, train_parameters=False).eval()
+            _WORD_PLMS[key] = (plm, {})
+        self._key = key
+        self._dropout = torch.nn.Dropout(dropout)
+        self.empty_word = torch.nn.Parameter(torch.zeros(self.get_output_dim()))  # (d,) a word with no piece
+
+    @property
+    def plm(self) -> PlmWordsEmbedder:
+        return _WORD_PLMS[self._key][0]
+
+    def frozen_parameters(self) -> int:
+        """Parameters of the frozen PLM (not sub-module parameters; `count_parameters` adds them)."""
+        return sum(p.numel() for p in self.plm.transformer_model.parameters())
+
+    def get_output_dim(self) -> int:
+        return self.plm.get_output_dim()
+
+    def forward(  # type: ignore
+        self,
+        token_ids: torch.LongTensor,
+        mask: torch.BoolTensor,
+        type_ids: torch.LongTensor,
+        wordpiece_mask: torch.BoolTensor,
+        piece_index: torch.LongTensor,
+        piece_words: torch.LongTensor,
+        piece_mask: torch.BoolTensor,
+    ) -> torch.Tensor:
+        plm, cache = _WORD_PLMS[self._key]
+        lengths = mask.sum(-1).tolist()  # words per sentence
+        keys = [b"|".join(t.cpu().numpy().tobytes() for t in (
+            token_ids[i][wordpiece_mask[i]], type_ids[i][wordpiece_mask[i]], piece_index[i][piece_mask[i]],
+            piece_words[i][piece_mask[i]], mask[i])) for i in range(token_ids.size(0))]
+        missing = [i for i, key in enumerate(keys) if key not in cache]
+        if missing:
+            plm.to(token_ids.device)
+            rows = torch.tensor(missing, device=token_ids.device)  # (missing,)
+            inputs = [t.index_select(0, rows) for t in (token_ids, mask, type_ids, wordpiece_mask, piece_index,
+                                                         piece_words, piece_mask)]
+            with torch.no_grad():
+                vectors, counts = plm.word_vectors(*inputs)  # (missing, words, d), (missing, words)
+            for j, i in enumerate(missing):
+                cache[keys[i]] = (vectors[j, : lengths[i]].clone(), counts[j, : lengths[i]].clone())
+        vectors = token_ids.new_zeros((*mask.shape, self.get_output_dim()), dtype=torch.float)  # (batch, words, d)
+        counts = token_ids.new_zeros(mask.shape, dtype=torch.float)  # (batch, words)
+        for i, key in enumerate(keys):
+            vectors[i, : lengths[i]], counts[i, : lengths[i]] = (t.to(vectors.device) for t in cache[key])
+        return self._dropout(fill_empty_words(vectors, counts, mask, self.empty_word))  # (batch, words, d)

@@ -1,0 +1,176 @@
+"""
+One vector per word from a PLM (embedder `plm_words`, for the `plm_words` indexer of
+`data/token_indexers/plm_words.py`): the PLM reads the running text's word pieces, window by window, and each
+word's vector is the average of its pieces' hidden states at a chosen layer. A word with no piece gets a learned
+vector (`empty_word`).
+
+Layers (`layer`): `"last"` (the PLM's output), an index into the hidden states (`0` the embeddings, `i` the output
+of layer i, negative from the top), or `"mix"`, AllenNLP's scalar mix of all layers (learned weights). A large
+frozen PLM keeps much of its syntax in its middle layers.
+"""
+import inspect
+import logging
+import math
+from typing import Any, Dict, Optional, Tuple, Union
+
+import torch
+import torch.nn.functional as F
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.scalar_mix import ScalarMix
+from allennlp.modules.token_embedders import TokenEmbedder
+
+from bitcode_allennlp.data.token_indexers.plm_words import load_tokenizer, window_length
+
+logger = logging.getLogger(__name__)
+
+
+def check_layer(layer: Union[int, str], num_layers: int, model_name: str) -> Union[int, str]:
+    """`layer` as the embedder reads it: "last", "mix", or an index into the `num_layers + 1` hidden states."""
+    if layer in ("last", "mix"):
+        return layer
+    if isinstance(layer, str):
+        try:
+            layer = int(layer)
+        except ValueError:
+            raise ConfigurationError(f"plm_words: layer must be 'last', 'mix' or a layer number, not {layer!r}")
+    if isinstance(layer, bool) or not isinstance(layer, int) or not -num_layers - 1 <= layer <= num_layers:
+        raise ConfigurationError(f"plm_words: layer {layer!r} is not one of {model_name}'s hidden states (0 = the "
+                                 f"embeddings .. {num_layers} = the last layer, or -1 .. -{num_layers + 1})")
+    return layer % (num_layers + 1)
+
+
+@TokenEmbedder.register("plm_words")
+class PlmWordsEmbedder(TokenEmbedder):
+    """
+    The word vectors of a PLM over the running text's pieces (module docstring). Its input is the `plm_words`
+    indexer's output for the same `model_name` and `max_length`.
+
+    Registered as a `TokenEmbedder` with name "plm_words".
+
+    # Parameters
+
+    model_name : `str`
+        The PLM: a directory (or a hub name, which needs the network).
+    max_length : `int`, optional (default = `None`)
+        The window in pieces, as given to the indexer.
+    layer : `Union[int, str]`, optional (default = `"last"`)
+        Which hidden states: `"last"`, a layer number (`0` the embeddings, negative from the top), or `"mix"`.
+    train_parameters : `bool`, optional (default = `True`)
+        Whether the PLM's weights train (fine-tuning, as the paper does).
+    load_weights : `bool`, optional (default = `True`)
+        `False` builds the PLM from its config only (loading an archive, whose state dict has the weights).
+    gradient_checkpointing : `bool`, optional (default = `None`)
+        `True` turns on the PLM's gradient checkpointing (less memory, more time).
+    tokenizer_kwargs : `Dict[str, Any]`, optional (default = `None`)
+        For `AutoTokenizer.from_pretrained`, as given to the indexer.
+    transformer_kwargs : `Dict[str, Any]`, optional (default = `None`)
+        For `AutoModel.from_pretrained`.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        max_length: Optional[int] = None,
+        layer: Union[int, str] = "last",
+        train_parameters: bool = True,
+        load_weights: bool = True,
+        gradient_checkpointing: Optional[bool] = None,
+        tokenizer_kwargs: Optional[Dict[str, Any]] = None,
+        transformer_kwargs: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        super().__init__()
+        from allennlp.common import cached_transformers
+
+        tokenizer = load_tokenizer(model_name, tokenizer_kwargs)
+        self._window = window_length(tokenizer, max_length, model_name)
+        pad = getattr(tokenizer, "pad_token_id", None)
+        self._pad_id = pad if isinstance(pad, int) else 0
+        self.transformer_model = cached_transformers.get(model_name, True, load_weights=load_weights,
+                                                         **(transformer_kwargs or {}))
+        config = self.transformer_model.config
+        embeddings = self.transformer_model.get_input_embeddings()
+        if embeddings is not None and len(tokenizer) > embeddings.num_embeddings:  # added tokens: grow, never shrink
+            self.transformer_model.resize_token_embeddings(len(tokenizer))
+        if gradient_checkpointing and getattr(self.transformer_model, "supports_gradient_checkpointing", False):
+            self.transformer_model.gradient_checkpointing_enable()
+        self._takes_types = "token_type_ids" in inspect.signature(self.transformer_model.forward).parameters
+        num_layers = int(getattr(config, "num_hidden_layers", 0) or 0)
+        self._layer = check_layer(layer, num_layers, model_name)
+        self._scalar_mix = ScalarMix(num_layers) if self._layer == "mix" else None
+        self.output_dim = int(config.hidden_size)
+        self.empty_word = torch.nn.Parameter(torch.zeros(self.output_dim))  # (d,) a word with no piece
+        self.train_parameters = train_parameters
+        if not train_parameters:
+            for parameter in self.transformer_model.parameters():
+                parameter.requires_grad = False
+
+    def get_output_dim(self) -> int:
+        return self.output_dim
+
+    def forward(  # type: ignore
+        self,
+        token_ids: torch.LongTensor,
+        mask: torch.BoolTensor,
+        type_ids: torch.LongTensor,
+        wordpiece_mask: torch.BoolTensor,
+        piece_index: torch.LongTensor,
+        piece_words: torch.LongTensor,
+        piece_mask: torch.BoolTensor,
+    ) -> torch.Tensor:
+        vectors, counts = self.word_vectors(token_ids, mask, type_ids, wordpiece_mask, piece_index, piece_words,
+                                            piece_mask)  # (batch, words, d), (batch, words)
+        return fill_empty_words(vectors, counts, mask, self.empty_word)  # (batch, words, d)
+
+    def word_vectors(
+        self,
+        token_ids: torch.LongTensor,
+        mask: torch.BoolTensor,
+        type_ids: torch.LongTensor,
+        wordpiece_mask: torch.BoolTensor,
+        piece_index: torch.LongTensor,
+        piece_words: torch.LongTensor,
+        piece_mask: torch.BoolTensor,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Each word's average piece vector (zero for a word with no piece) and its number of pieces."""
+        batch, width = token_ids.shape
+        words, d = mask.size(1), self.output_dim
+        counts = piece_mask.new_zeros((batch, words), dtype=torch.float)  # (batch, words)
+        if width == 0 or piece_index.size(1) == 0:  # no piece in the whole batch: the PLM has nothing to read
+            return counts.new_zeros((batch, words, d)), counts  # (batch, words, d), (batch, words)
+        size = self._window if self._window is not None and width > self._window else width
+        windows = math.ceil(width / size)
+        extra = windows * size - width
+
+        def fold(tensor: torch.Tensor, value) -> torch.Tensor:
+            return F.pad(tensor, (0, extra), value=value).reshape(batch * windows, size)  # (batch·windows, size)
+
+        attention = fold(wordpiece_mask, False)  # (batch·windows, size)
+        attention[:, 0] = True  # a window of padding only reads one pad token (its output is never used)
+        hidden = self._hidden(fold(token_ids, self._pad_id), attention, fold(type_ids, 0))  # (batch·windows, size, d)
+        hidden = hidden.reshape(batch, windows * size, d)  # (batch, windows·size, d)
+        pieces = hidden.gather(1, piece_index.unsqueeze(-1).expand(-1, -1, d))  # (batch, pieces, d)
+        weights = piece_mask.to(pieces.dtype)  # (batch, pieces)
+        sums = pieces.new_zeros((batch, words, d)).scatter_add(
+            1, piece_words.unsqueeze(-1).expand(-1, -1, d), pieces * weights.unsqueeze(-1))  # (batch, words, d)
+        counts = counts.to(pieces.dtype).scatter_add(1, piece_words, weights)  # (batch, words)
+        return sums / counts.clamp_min(1).unsqueeze(-1), counts  # (batch, words, d), (batch, words)
+
+    def _hidden(self, token_ids: torch.LongTensor, attention: torch.BoolTensor, type_ids: torch.LongTensor
+                ) -> torch.Tensor:
+        """The chosen layer's states of windows of pieces: (windows, size) ids → (windows, size, d)."""
+        inputs = {"input_ids": token_ids, "attention_mask": attention.long()}
+        if self._takes_types:
+            inputs["token_type_ids"] = type_ids
+        if self._layer == "last":
+            return self.transformer_model(**inputs).last_hidden_state  # (windows, size, d)
+        states = self.transformer_model(**inputs, output_hidden_states=True).hidden_states  # layers+1 × (…, d)
+        if self._scalar_mix is not None:
+            return self._scalar_mix(list(states[1:]))  # (windows, size, d)
+        return states[self._layer]  # (windows, size, d)
+
+
+def fill_empty_words(vectors: torch.Tensor, counts: torch.Tensor, mask: torch.BoolTensor,
+                     empty_word: torch.Tensor) -> torch.Tensor:
+    """`vectors` with `empty_word` for every real word (`mask`) that has no piece (`counts` 0)."""
+    empty = ((counts == 0) & mask).unsqueeze(-1)  # (batch, words, 1)
+    return torch.where(empty, empty_word.to(vectors.dtype), vectors)  # (batch, words, d)
