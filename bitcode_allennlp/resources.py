@@ -24,7 +24,7 @@ RESOURCES: Dict[str, Sequence[str]] = {
     "fixtures/data": ["README.md", "codes/*.jsonl", "conll2012/*.txt", "conll2012/**/*.gold_conll",
                       "conll2003/btc_*.conll", "conll2003/BTC_*.txt", "ptb/craft_*.tree", "ptb/CRAFT_*.txt"],
     "fixtures/demo": ["*"],  # the demo's Broad Twitter Corpus sample
-    "fixtures/transformers": ["README.md", "tiny-bert/*", "tiny-gpt2/*"],  # the configs' default PLMs
+    "fixtures/transformers": ["README.md", "tiny-*/*"],  # the configs' default PLMs and one per PLM family
 }
 """What the wheel carries: folder (relative to the repository root) → glob patterns inside it."""
 

@@ -13,6 +13,14 @@ SHARED = ROOT.parent / "shared"
 TINY_BERT = FIXTURES / "transformers" / "tiny-bert"
 TINY_GPT2 = FIXTURES / "transformers" / "tiny-gpt2"
 CONFIGS = ROOT / "training_configs"
+# The PLM families of fixtures/transformers/ (tiny random models; bitcode_allennlp.plm.FIXTURES says what each is).
+FAMILIES = ("tiny-bert", "tiny-distilbert", "tiny-electra", "tiny-roberta", "tiny-xlmr", "tiny-deberta-v3",
+            "tiny-modernbert", "tiny-gpt2", "tiny-gpt-neox", "tiny-llama", "tiny-llama3", "tiny-qwen2")
+DECODERS = ("tiny-gpt2", "tiny-gpt-neox", "tiny-llama", "tiny-llama3", "tiny-qwen2")
+
+
+def family_path(name: str) -> Path:
+    return FIXTURES / "transformers" / name
 
 
 def pytest_configure(config):

@@ -93,7 +93,9 @@ class PlmWordsEmbedder(TokenEmbedder):
             self.transformer_model.resize_token_embeddings(len(tokenizer))
         if gradient_checkpointing and getattr(self.transformer_model, "supports_gradient_checkpointing", False):
             self.transformer_model.gradient_checkpointing_enable()
-        self._takes_types = "token_type_ids" in inspect.signature(self.transformer_model.forward).parameters
+        # type ids only where the tokenizer gives them (GPT-2 takes them too, but adds their token embeddings)
+        self._takes_types = ("token_type_ids" in getattr(tokenizer, "model_input_names", ())
+                             and "token_type_ids" in inspect.signature(self.transformer_model.forward).parameters)
         num_layers = int(getattr(config, "num_hidden_layers", 0) or 0)
         self._layer = check_layer(layer, num_layers, model_name)
         self._scalar_mix = ScalarMix(num_layers) if self._layer == "mix" else None

@@ -10,7 +10,7 @@ once, as the text `" ".join(words)`, with the model's own template; each piece g
 come from (the tokenizer's offsets). So the PLM sees exactly what it would see for that text: byte-level BPE's `Ġ`,
 sentencepiece's `▁` and WordPiece's `##` come out as the tokenizer makes them, whatever its family. Tokenizers
 without offsets (slow, Python-only ones) fall back to one call per word, each word after the first preceded by a
-space, and the model's `build_inputs_with_special_tokens` template.
+space (unless the tokenizer adds one itself), and the model's `build_inputs_with_special_tokens` template.
 
 Special-token strings in the text (a tweet that says "[SEP]" or "<|endoftext|>") are tokenized as text
 (`split_special_tokens`). A word whose characters give no piece (a zero-width space under BERT's normalizer, an empty
@@ -210,8 +210,9 @@ class PlmWordsIndexer(TokenIndexer):
         if not self._fast:
             ids: List[int] = []
             owners: List[int] = []
+            spaced = not getattr(self._tokenizer, "add_prefix_space", False)  # else it adds the space itself
             for index, word in enumerate(words):
-                pieces = self._tokenizer.tokenize(word if index == 0 else " " + word) if word else []
+                pieces = self._tokenizer.tokenize(" " + word if index and spaced else word) if word else []
                 ids.extend(self._tokenizer.convert_tokens_to_ids(pieces))
                 owners.extend([index] * len(pieces))
             return ids, owners
