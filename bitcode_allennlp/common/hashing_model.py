@@ -54,7 +54,7 @@ class HashingModel(Model):
 
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
-        One vector per word: `pretrained_transformer_mismatched` (hashing stage; sub-tokens averaged per word) or
+        One vector per word: `plm_words` (hashing stage; word pieces averaged per word) or
         `binary_code` (validation stage).
     encoder : `Lazy[Seq2SeqEncoder]`
         `hash_transformer` in the hashing stage; any encoder (e.g. a one-layer `pytorch_transformer`) otherwise.

@@ -88,6 +88,8 @@ class PlmWordsEmbedder(TokenEmbedder):
         self.transformer_model = cached_transformers.get(model_name, True, load_weights=load_weights,
                                                          **(transformer_kwargs or {}))
         config = self.transformer_model.config
+        if getattr(config, "is_encoder_decoder", False) and hasattr(self.transformer_model, "get_encoder"):
+            self.transformer_model = self.transformer_model.get_encoder()  # T5, BART: the encoder reads the text
         embeddings = self.transformer_model.get_input_embeddings()
         if embeddings is not None and len(tokenizer) > embeddings.num_embeddings:  # added tokens: grow, never shrink
             self.transformer_model.resize_token_embeddings(len(tokenizer))

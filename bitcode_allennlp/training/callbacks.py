@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def count_parameters(model) -> Dict[str, int]:
     """All parameters and the trainable ones (`requires_grad`), counted once even when a tensor is shared. All
-    includes a frozen PLM held outside the module tree (`frozen_transformer_mismatched`, `frozen_parameters()`)."""
+    includes a frozen PLM held outside the module tree (`frozen_plm_words`, `frozen_parameters()`)."""
     unique = {id(p): p for p in model.parameters()}.values()
     frozen = sum(m.frozen_parameters() for m in model.modules() if hasattr(m, "frozen_parameters"))
     return {"parameters": sum(p.numel() for p in unique) + frozen,
@@ -84,7 +84,7 @@ class ThroughputCallback(TrainerCallback):
     Words per second of the training steps: from the end of one training batch (or the start of training, or the
     end of a validation pass) to the end of the next one, so data loading and the step count, validation and
     checkpoints do not. Words are the unmasked positions of the batch's `text_field` (word level for our
-    readers: a PLM's mismatched indexer gives the word mask).
+    readers: a PLM's word-piece indexer gives the word mask).
 
     Registered as a `TrainerCallback` with name "throughput".
 

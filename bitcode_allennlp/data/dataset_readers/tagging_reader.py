@@ -167,7 +167,7 @@ class TaggingDatasetReader(DatasetReader):
     # Parameters
 
     token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
-        Configs for the hashing stage pass `{"tokens": {"type": "pretrained_transformer_mismatched", ...}}`.
+        Configs for the hashing stage pass `{"tokens": {"type": "plm_words", ...}}`.
     token_policy : `str`, optional (default = `"strict"`)
         `"strict"` or `"repair"`: what `apply_token_policy` does with empty tokens and tokens containing whitespace.
     skip_invalid : `bool`, optional (default = `False`)

@@ -64,7 +64,7 @@ class TokenBudgetBatchSampler(BatchSampler):
         The fields whose lengths (`len(field)`, i.e. words for a `TextField` and for a
         `SequenceLabelField`) measure an instance; with several keys an instance's size is the largest of
         them. By default the first `TextField` of the instance, which for our readers is the word-level
-        text (wordpieces are handled by a mismatched indexer inside it, so sizes are in words). When an
+        text (word pieces are handled by the PLM's indexer inside it, so sizes are in words). When an
         instance has no `TextField` we fall back to AllenNLP's guess: the longest field.
     count : `str`, optional (default = `"words"`)
         How a batch is measured. `"words"`: the sum of the sizes of its sentences must be at most
@@ -74,8 +74,8 @@ class TokenBudgetBatchSampler(BatchSampler):
         A second budget, on the padded sub-token tensor: batch size × the batch's longest sentence in sub-tokens
         must be at most `max_subtokens`; whichever budget binds first closes a batch. With it, instances are
         sorted by sub-tokens (not words). An instance's sub-tokens are read from its indexed `TextField` (the
-        first sorting key): the largest padding length of a `*token_ids` key, which for AllenNLP's transformer
-        indexers is the word pieces with special tokens (and the extra ones that folding at `max_length` adds).
+        first sorting key): the largest padding length of a `*token_ids` key, which for the PLM indexers
+        (`plm_words`, AllenNLP's transformer indexers) is the word pieces with special tokens, every window's.
         A field that is not indexed yet, or has no such key (codes, single ids), counts its words. Instances
         are indexed before batching in `MultiProcessDataLoader` (training, validation, `allennlp evaluate`) and
         in `allennlp hash-corpus`.

@@ -217,11 +217,11 @@ class PlmWordsIndexer(TokenIndexer):
                 owners.extend([index] * len(pieces))
             return ids, owners
         text = " ".join(words)
+        options = {"add_special_tokens": False, "return_offsets_mapping": True, "verbose": False}
         try:
-            encoding = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
-                                       split_special_tokens=True)
+            encoding = self._tokenizer(text, split_special_tokens=True, **options)
         except TypeError:  # a tokenizer without split_special_tokens
-            encoding = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            encoding = self._tokenizer(text, **options)
         ids = list(encoding["input_ids"])
         return ids, pieces_to_words(words, encoding["offset_mapping"])
 

@@ -1,7 +1,7 @@
 """The CRF tagger of both stages (POS, NER): words → embedder → encoder → linear → CRF, Viterbi decoding.
 
 Hashing stage (paper §3.2, Eq. 10): embedder = PLM with sub-tokens averaged per word
-(`pretrained_transformer_mismatched`), encoder = `hash_transformer`, and in training two forward passes with
+(`plm_words`), encoder = `hash_transformer`, and in training two forward passes with
 independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (`HashingModel.two_view_step`; this
 class defines the view, the CRF loss and the optional code head).
 Validation stage (§3.3): the same class with a `binary_code` embedder, a plain one-layer transformer, β = 0.
