@@ -57,7 +57,7 @@ def test_archive_carries_the_plm_files_and_loads_from_them(tmp_path, monkeypatch
             r.apply_token_indexers(instance)
         outputs.append([(list(o["tags"]), list(o["code_hex"])) for o in m.forward_on_instances(instances)])
     assert outputs[0] == outputs[1]
-    embedder = archive.model.text_field_embedder.token_embedder_tokens._matched_embedder
+    embedder = archive.model.text_field_embedder.token_embedder_tokens
     assert embedder.transformer_model.config.name_or_path.endswith("transformers/plm")  # the archive's copy
 
 

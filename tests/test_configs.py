@@ -201,6 +201,7 @@ def test_head_lr_reaches_every_fresh_parameter(config, monkeypatch):
 
     monkeypatch.setenv("HEAD_LR", "1e-3")
     monkeypatch.setenv("CODE_HEAD", "1")
+    monkeypatch.setenv("PLM_LAYER", "mix")
     params = Params.from_file(str(CONFIGS / config))
     [[patterns, group]] = params["trainer"]["optimizer"]["parameter_groups"]
     assert group == {"lr": 1e-3}

@@ -24,6 +24,8 @@ local env = import 'env.libsonnet';
         { type: "plm_words", model_name: plm, max_length: $.max_length, layer: env.str("PLM_LAYER", "last"), train_parameters: true },
     },
   },
+  // The embedder's own fresh parameters (the empty-word vector, PLM_LAYER=mix's weights): in the HEAD_LR group.
+  embedder_head:: "^text_field_embedder\\.token_embedder_tokens\\.(empty_word$|_scalar_mix\\.)",
   reader_options:: {
     token_policy: env.str("TOKEN_POLICY", "strict"),
     skip_invalid: env.bool("SKIP_INVALID", false),

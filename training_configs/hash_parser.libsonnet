@@ -20,4 +20,4 @@ function(plm_default, causal)
       mlp_dropout: env.num("MLP_DROPOUT", 0.33),
       boundary: if env.bool("CAUSAL", causal) then "left" else "split",
     },
-  } + common.training(5e-5, "+evalb_f1", ["^encoder\\.", "^span_", "^label_", "^bos$", "^eos$"])
+  } + common.training(5e-5, "+evalb_f1", [common.embedder_head, "^encoder\\.", "^span_", "^label_", "^bos$", "^eos$"])

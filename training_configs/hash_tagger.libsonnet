@@ -22,4 +22,4 @@ function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metri
       // Beyond the paper: the code-reading head reads the codes with each bit flipped with this probability.
       code_head_bit_flip: env.num("CODE_HEAD_FLIP", 0),
     },
-  } + common.training(lr, validation_metric, ["^encoder\\.", "^tag_projection\\.", "^crf\\.", "^code_head\\."])
+  } + common.training(lr, validation_metric, [common.embedder_head, "^encoder\\.", "^tag_projection\\.", "^crf\\.", "^code_head\\."])

@@ -149,6 +149,7 @@ class FrozenPlmWordsEmbedder(TokenEmbedder):
         key = (model_name, max_length, str(layer))
         if key not in _WORD_PLMS:
             plm = PlmWordsEmbedder(model_name, max_length=max_length, layer=layer, train_parameters=False).eval()
+            plm.requires_grad_(False)  # its empty-word vector too: this embedder has its own
             _WORD_PLMS[key] = (plm, {})
         self._key = key
         self._dropout = torch.nn.Dropout(dropout)
@@ -177,9 +178,9 @@ class FrozenPlmWordsEmbedder(TokenEmbedder):
     ) -> torch.Tensor:
         plm, cache = _WORD_PLMS[self._key]
         lengths = mask.sum(-1).tolist()  # words per sentence
-        keys = [b"|".join(t.cpu().numpy().tobytes() for t in (
+        keys = [b"|".join([str(lengths[i]).encode()] + [t.cpu().numpy().tobytes() for t in (
             token_ids[i][wordpiece_mask[i]], type_ids[i][wordpiece_mask[i]], piece_index[i][piece_mask[i]],
-            piece_words[i][piece_mask[i]], mask[i])) for i in range(token_ids.size(0))]
+            piece_words[i][piece_mask[i]])]) for i in range(token_ids.size(0))]
         missing = [i for i, key in enumerate(keys) if key not in cache]
         if missing:
             plm.to(token_ids.device)

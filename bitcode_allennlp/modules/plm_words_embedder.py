@@ -19,7 +19,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.scalar_mix import ScalarMix
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from bitcode_allennlp.data.token_indexers.plm_words import load_tokenizer, window_length
+from bitcode_allennlp.data.token_indexers.plm_words import load_config, load_tokenizer, window_length
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class PlmWordsEmbedder(TokenEmbedder):
         from allennlp.common import cached_transformers
 
         tokenizer = load_tokenizer(model_name, tokenizer_kwargs)
-        self._window = window_length(tokenizer, max_length, model_name)
+        self._window = window_length(tokenizer, load_config(model_name), max_length, model_name)
         pad = getattr(tokenizer, "pad_token_id", None)
         self._pad_id = pad if isinstance(pad, int) else 0
         self.transformer_model = cached_transformers.get(model_name, True, load_weights=load_weights,

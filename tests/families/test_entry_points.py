@@ -104,13 +104,16 @@ def test_ner_predict_evaluate_hash_corpus_spacy(family, archives, tmp_path):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_parse_predict_evaluate_spacy(family, archives, tmp_path):
+def test_parse_predict_evaluate_hash_corpus_spacy(family, archives, tmp_path):
     archive = archives(family, "parse")
     outputs = predictions(archive, tmp_path, ODD, "--batch-size", "2")
     check_codes(outputs, ODD)
     assert all(output["tree"].startswith("(") for output in outputs)
     allennlp("evaluate", archive, PARSE_DEV, "--output-file", tmp_path / "metrics.json")
     assert 0 <= json.loads((tmp_path / "metrics.json").read_text())["evalb_f1"] <= 100
+    allennlp("hash-corpus", archive, PARSE_DEV, "-o", tmp_path / "codes.jsonl")
+    coded = [json.loads(line) for line in (tmp_path / "codes.jsonl").read_text().splitlines()]
+    assert len(coded) == 25 and all(len(line["codes"]) == len(line["words"]) for line in coded)
     nlp = spacy.blank("en")
     nlp.add_pipe("bitcode_parser", config={"archive": str(archive)})
     doc = nlp("The ring 😀 was held by Frodo\u200b in Bree.")

@@ -220,3 +220,41 @@ def test_slow_tokenizers_fall_back_to_one_call_per_word(name, monkeypatch):
 def test_every_family_has_a_fixture():
     made = sorted(p.name for p in (FIXTURES / "transformers").iterdir() if (p / "config.json").is_file())
     assert made == sorted(FAMILIES)
+
+
+@pytest.mark.parametrize("value, expected", [("none", None), ("OFF", None), ("64", 64)])
+def test_max_length_variable_can_be_switched_off(monkeypatch, value, expected):
+    from allennlp.common import Params
+
+    from tests.conftest import CONFIGS
+
+    monkeypatch.setenv("MAX_LENGTH", value)
+    monkeypatch.setenv("PLM_LAYER", "-2")
+    for config in ("ner_hash.jsonnet", "parse_hash.jsonnet", "parse_hash_incremental.jsonnet"):
+        params = Params.from_file(str(CONFIGS / config))
+        indexer = params["dataset_reader"]["token_indexers"]["tokens"].as_dict()
+        embedder = params["model"]["text_field_embedder"]["token_embedders"]["tokens"].as_dict()
+        assert indexer["type"] == embedder["type"] == "plm_words"
+        assert indexer["max_length"] == embedder["max_length"] == expected and embedder["layer"] == "-2"
+    built = PlmWordsIndexer(**{k: v for k, v in indexer.items() if k != "type"})
+    assert built.max_length == (expected or 512)  # the tiny GPT-2's own window when switched off
+
+
+def test_a_tokenizer_without_model_max_length_gets_the_models_positions(tmp_path):
+    """RoBERTa's 514 positions start after its padding index: 512 to use; a longer sentence is read in windows."""
+    import json
+    import shutil
+
+    folder = tmp_path / "roberta"
+    shutil.copytree(family_path("tiny-roberta"), folder)
+    settings = json.loads((folder / "tokenizer_config.json").read_text())
+    settings.pop("model_max_length", None)
+    (folder / "tokenizer_config.json").write_text(json.dumps(settings))
+    assert AutoTokenizer.from_pretrained(str(folder)).model_max_length > 10 ** 6  # transformers' "not set"
+    indexer = PlmWordsIndexer(str(folder), max_length=None)
+    embedder = PlmWordsEmbedder(str(folder), max_length=None).eval()
+    assert indexer.max_length == embedder._window == 512
+    words = ["Berlin", "visits"] * 400  # 800 pieces and more
+    with torch.no_grad():
+        vectors = embedder(**batch_tensors(indexer, [words]))
+    assert vectors.shape[1] == len(words) and not torch.isnan(vectors).any()

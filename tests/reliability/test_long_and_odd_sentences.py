@@ -1,5 +1,5 @@
 """Long and odd sentences, in the tagger and the parser: longer than the PLM window (the fixture BERT has 512
-positions; the mismatched embedder folds longer inputs, and there is still one code per word), one word (every
+positions; the plm_words embedder reads longer inputs in windows, and there is still one code per word), one word (every
 pair of the hash loss is masked), and a batch of identical sentences (no NaN in the loss or the gradients)."""
 import pytest
 import torch

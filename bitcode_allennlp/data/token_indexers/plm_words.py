@@ -21,8 +21,8 @@ string) has no pieces; its embedder gives it a learned vector. A piece that span
 each piece is read from one window: for a bidirectional PLM the one where it has the most context on its
 poorer side, for a causal PLM the earliest one that holds it (it then has at least `max_length - stride` pieces of
 left context, after the first window). A causal piece's window depends on its position only, so the codes of a
-prefix of a sentence are the first codes of the whole sentence. `max_length: null` takes the tokenizer's own
-`model_max_length` (when it gives one) as the window.
+prefix of a sentence are the first codes of the whole sentence. `max_length` is at most the PLM's own window (the
+tokenizer's `model_max_length` and the config's positions, where they say), and `max_length: null` is that window.
 
 Output, per sentence: `token_ids`, `type_ids`, `wordpiece_mask` (the windows, concatenated: every window but the
 last is exactly `max_length` long), `mask` (one per word), `piece_index` (for each piece of the text, in order: its
@@ -52,26 +52,50 @@ def load_tokenizer(model_name: str, tokenizer_kwargs: Optional[Dict[str, Any]] =
     return cached_transformers.get_tokenizer(model_name, **(tokenizer_kwargs or {}))
 
 
-def is_causal(model_name: str) -> bool:
-    """Whether the PLM of `model_name` is a decoder (left-to-right attention): its config says `is_decoder`, or its
-    model type has a causal-LM head in transformers and no masked-LM head (GPT-2, Llama, Qwen2, GPT-NeoX, ...;
-    not BERT, RoBERTa, ModernBERT)."""
+def load_config(model_name: str):
+    """The Hugging Face config of `model_name`."""
     from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(model_name)
+
+
+def is_causal(config) -> bool:
+    """Whether a PLM (its config) is a decoder (left-to-right attention): the config says `is_decoder`, or its model
+    type has a causal-LM head in transformers and no masked-LM head (GPT-2, Llama, Qwen2, GPT-NeoX, ...; not BERT,
+    RoBERTa, ModernBERT)."""
     from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
                                                         MODEL_FOR_MASKED_LM_MAPPING_NAMES)
 
-    config = AutoConfig.from_pretrained(model_name)
     if getattr(config, "is_decoder", False):
         return True
     model_type = getattr(config, "model_type", None)
     return model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
 
-def window_length(tokenizer, max_length: Optional[int], model_name: str) -> Optional[int]:
-    """The window in pieces that `max_length` asks for (indexer and embedder alike): `max_length`, at most the
-    tokenizer's own `model_max_length`; `None` gives the latter (`None` when the tokenizer sets none)."""
-    own = getattr(tokenizer, "model_max_length", None)
-    own = own if isinstance(own, int) and 0 < own < UNLIMITED else None
+# Models whose position ids start after the padding index (RoBERTa's scheme): that many positions fewer to use.
+PADDING_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "camembert", "longformer", "roberta-prelayernorm",
+                            "data2vec-text", "xmod", "ibert", "mpnet", "xlm-roberta-xl")
+
+
+def model_positions(config) -> Optional[int]:
+    """How many positions the PLM (its config) reads, where its config says; `None` where it does not."""
+    for name in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            pad = getattr(config, "pad_token_id", None)
+            if getattr(config, "model_type", None) in PADDING_OFFSET_POSITIONS and isinstance(pad, int):
+                value -= pad + 1
+            return value if value > 0 else None
+    return None
+
+
+def window_length(tokenizer, config, max_length: Optional[int], model_name: str) -> Optional[int]:
+    """The window in pieces that `max_length` asks for (indexer and embedder alike): `max_length`, at most the PLM's
+    own window (the tokenizer's `model_max_length` and the config's positions, where they say); `None` gives the
+    latter (`None` when neither says)."""
+    limits = [getattr(tokenizer, "model_max_length", None), model_positions(config)]
+    limits = [n for n in limits if isinstance(n, int) and 0 < n < UNLIMITED]
+    own = min(limits) if limits else None
     if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int)
                                    or max_length <= 0):
         raise ConfigurationError(f"plm_words: max_length must be a positive integer or null, not {max_length!r}")
@@ -137,8 +161,9 @@ class PlmWordsIndexer(TokenIndexer):
     model_name : `str`
         The PLM: a directory (or a hub name, which needs the network).
     max_length : `int`, optional (default = `None`)
-        The window in pieces, the template's special tokens included; longer sentences are read in windows.
-        `None`: the tokenizer's `model_max_length` when it sets one, else one window whatever the length.
+        The window in pieces, the template's special tokens included; longer sentences are read in windows. At most,
+        and by default, the PLM's own window (the tokenizer's `model_max_length`, the config's positions); when
+        neither says, `None` is one window whatever the length.
     stride : `int`, optional (default = `None`)
         Pieces between the starts of two windows: half a window's text pieces by default; a full window's gives
         windows that do not overlap.
@@ -166,12 +191,13 @@ class PlmWordsIndexer(TokenIndexer):
         self._tokenizer_kwargs = tokenizer_kwargs
         self._tokenizer = load_tokenizer(model_name, tokenizer_kwargs)
         self._fast = bool(getattr(self._tokenizer, "is_fast", False))
-        self._causal = is_causal(model_name) if causal is None else causal
+        config = load_config(model_name)
+        self._causal = is_causal(config) if causal is None else causal
         self._added_to_vocabulary = False
         (self._start_ids, self._end_ids, self._start_types, self._end_types,
          self._text_type) = self._template()
         specials = len(self._start_ids) + len(self._end_ids)
-        self._max_length = window_length(self._tokenizer, max_length, model_name)
+        self._max_length = window_length(self._tokenizer, config, max_length, model_name)
         if self._max_length is not None and self._max_length <= specials:
             raise ConfigurationError(f"plm_words: max_length {self._max_length} leaves no room for text: the "
                                      f"tokenizer of {model_name} adds {specials} special tokens")
