@@ -130,3 +130,16 @@ def test_incremental_codes_of_a_prefix_are_the_first_codes_of_the_sentence(famil
     full = outputs[0]["codes"]
     for output in outputs[1:]:
         assert output["codes"] == full[: len(output["codes"])]
+
+
+@pytest.mark.parametrize("family", ["tiny-modernbert", "tiny-llama3"])
+def test_frozen_plm_a_middle_layer_and_no_max_length(family, tmp_path):
+    """FREEZE_PLM=true (frozen_plm_words), PLM_LAYER=1 and MAX_LENGTH=none (the PLM's own window), through train and
+    predict."""
+    run = tmp_path / "run"
+    allennlp("train", CONFIGS / "ner_hash.jsonnet", "-s", run, PLM=str(family_path(family)), EPOCHS="1",
+             MAX_INSTANCES="16", DEV_MAX_INSTANCES="4", FREEZE_PLM="true", PLM_LAYER="1", MAX_LENGTH="none")
+    config = json.loads((run / "config.json").read_text())
+    embedder = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+    assert embedder["type"] == "frozen_plm_words" and embedder["layer"] == "1" and embedder["max_length"] is None
+    check_codes(predictions(run / "model.tar.gz", tmp_path, ODD, "--batch-size", "5"), ODD)
