@@ -23,6 +23,7 @@ EXTENSIONS = (
     ("predict_input", "allennlp.commands.predict", "after", "common.bad_input:install_predict_input"),
     ("archive_errors", "allennlp.models.archival", "after", "common.bad_input:install_archive_errors"),
     ("unstarted_runs", "allennlp.training.util", "after", "common.bad_input:install_unstarted_runs"),
+    ("label_errors", "allennlp.data.instance", "after", "common.labels:install_label_errors"),
     # the quiet `allennlp` command (common/console.py, tests/test_quiet_cli.py)
     ("verbose_flag", "allennlp.commands", "after", "common.console:install_verbose_flag"),
     ("quiet_training", "allennlp.common.logging", "after", "common.console:install_quiet_training"),

@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -38,6 +39,34 @@ def run_cli(args, cwd=None, env=None, timeout=600):
         raise AssertionError(f"allennlp {' '.join(map(str, args))} failed ({result.returncode}):\n"
                              f"{result.stdout[-3000:]}\n{result.stderr[-6000:]}")
     return result
+
+
+@contextmanager
+def environment(**variables):
+    """`os.environ` with `variables` set, restored after."""
+    saved = dict(os.environ)
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def allennlp_in_process(*argv, **variables) -> None:
+    """`allennlp ARGV` through AllenNLP's own parser and the sub-command's function, in this process (the real
+    sub-command without a process start); `variables` are set in the environment meanwhile."""
+    import bitcode_allennlp.plugin  # noqa: F401
+    from allennlp.commands import parse_args
+
+    saved = sys.argv
+    sys.argv = ["allennlp", *map(str, argv)]
+    try:
+        with environment(**variables):
+            _, args = parse_args("allennlp")
+            args.func(args)
+    finally:
+        sys.argv = saved
 
 
 def build(config: str, seed: Optional[int] = None, eval_mode: bool = False):

@@ -15,6 +15,7 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
 from bitcode_allennlp.code_format import hex_to_bits, parse_hex_code
+from bitcode_allennlp.common.text_checks import MAX_SENTENCE_CHARACTERS, length_problem, unicode_problem
 
 
 def _json_type(value: Any) -> str:
@@ -62,7 +63,8 @@ class CodesPredictor(Predictor):
         Raises `ValueError` naming the field for an input this predictor cannot read: not an object; `"tokens"`
         not a list, a token that is not a string, empty or only whitespace (the readers reject those too);
         `"sentence"` not a string; `"codes"` not a list of hex codes of the model's K (`parse_hex_code`, strict);
-        `"words"` not one string per code. `allennlp predict` calls it for every input line before predicting
+        `"words"` not one string per code; text that is not valid Unicode (a lone surrogate), a sentence over the
+        reader's `max_words` or over `MAX_SENTENCE_CHARACTERS` (`bitcode_allennlp.common.text_checks`). `allennlp predict` calls it for every input line before predicting
         (`bitcode_allennlp.common.bad_input`); `instance` calls it for every input.
         """
         if not isinstance(json_dict, dict):
@@ -82,6 +84,9 @@ class CodesPredictor(Predictor):
             if words is not None and (not isinstance(words, list) or len(words) != len(codes)
                                       or not all(isinstance(word, str) for word in words)):
                 raise ValueError(f'"words" must be a list of {len(codes)} strings, one per code')
+            for index, word in enumerate(words or []):
+                if unicode_problem(word):
+                    raise ValueError(f'"words"[{index}] {unicode_problem(word)}')
             return
         if "tokens" in json_dict:
             tokens = json_dict["tokens"]
@@ -92,11 +97,29 @@ class CodesPredictor(Predictor):
                     raise ValueError(f'"tokens"[{index}] is {_json_type(token)} {_short(token)}, expected a string')
                 if not token.strip():
                     raise ValueError(f'"tokens"[{index}] {token!r} is ' + ("empty" if not token else "only whitespace"))
+                if unicode_problem(token):
+                    raise ValueError(f'"tokens"[{index}] {unicode_problem(token)}')
+            self._check_length(len(tokens), '"tokens"')
         elif "sentence" in json_dict:
-            if not isinstance(json_dict["sentence"], str):
-                raise ValueError(f'"sentence" must be a string, got {_json_type(json_dict["sentence"])}')
+            sentence = json_dict["sentence"]
+            if not isinstance(sentence, str):
+                raise ValueError(f'"sentence" must be a string, got {_json_type(sentence)}')
+            if unicode_problem(sentence):
+                raise ValueError(f'"sentence" {unicode_problem(sentence)}')
+            if len(sentence) > MAX_SENTENCE_CHARACTERS:
+                raise ValueError(f'"sentence" has {len(sentence):,} characters, over the limit of '
+                                 f'{MAX_SENTENCE_CHARACTERS:,}; split it into sentences')
+            # a sentence has no more words than characters: split it only when it could be over the limit
+            if len(sentence) > (getattr(self._dataset_reader, "max_words", None) or len(sentence)):
+                self._check_length(len(self._tokenizer.tokenize(sentence)), '"sentence"')
         else:
             raise ValueError(f'expected {{"sentence": ...}} or {{"tokens": [...]}}, got keys {sorted(json_dict)}')
+
+    def _check_length(self, num_words: int, field: str) -> None:
+        """`ValueError` for a sentence over the reader's `max_words` (`bitcode_allennlp.common.text_checks`)."""
+        problem = length_problem(num_words, getattr(self._dataset_reader, "max_words", None))
+        if problem is not None:
+            raise ValueError(f"{field}: {problem}")
 
     def words(self, json_dict: JsonDict) -> List[str]:
         self.check_input(json_dict)

@@ -5,16 +5,13 @@ strings, words the tokenizer cannot encode, words with no piece (alone and in a 
 PLM window (48 pieces here). The commands run through AllenNLP's own argument parser in this process (the real
 sub-commands, without a process start each)."""
 import json
-import os
-import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import spacy
 
 import bitcode_allennlp.plugin  # noqa: F401
-from tests.conftest import CONFIGS, DECODERS, FAMILIES, FIXTURES, family_path
+from tests.conftest import CONFIGS, DECODERS, FAMILIES, FIXTURES, allennlp_in_process, family_path
 
 WINDOW = "48"
 ODD = [
@@ -29,29 +26,7 @@ PARSE_DEV = FIXTURES / "data" / "ptb" / "craft_dev.tree"
 SETTINGS = {"EPOCHS": "1", "MAX_INSTANCES": "24", "DEV_MAX_INSTANCES": "8", "MAX_LENGTH": WINDOW}
 
 
-@contextmanager
-def environment(**variables):
-    saved = dict(os.environ)
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-def allennlp(*argv, **variables) -> None:
-    """`allennlp ARGV` through AllenNLP's parser and the sub-command's function, in this process."""
-    from allennlp.commands import parse_args
-
-    saved = sys.argv
-    sys.argv = ["allennlp", *map(str, argv)]
-    try:
-        with environment(**variables):
-            _, args = parse_args("allennlp")
-            args.func(args)
-    finally:
-        sys.argv = saved
+allennlp = allennlp_in_process
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,9 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 
-from bitcode_allennlp.common.checks import check_choice  # noqa: F401 (re-exported)
+from bitcode_allennlp.common.checks import check_choice, check_range  # noqa: F401 (check_choice re-exported)
 from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.common.text_checks import DEFAULT_MAX_WORDS, length_problem
 from bitcode_allennlp.common.text_lines import NumberedLine, numbered_lines  # noqa: F401 (re-exported)
 
 logger = logging.getLogger(__name__)
@@ -173,6 +174,10 @@ class TaggingDatasetReader(DatasetReader):
     skip_invalid : `bool`, optional (default = `False`)
         Skip malformed sentences instead of raising `DataFormatError`; one warning at the end of reading says
         how many were skipped and where.
+    max_words : `int`, optional (default = `None`)
+        A longer sentence is malformed (`DataFormatError`, or skipped with `skip_invalid`): the hash layer's memory
+        grows with the square of a sentence. `None`: the reader's default, `default_max_words` (2,000 words;
+        the span parser's 1,000); `bitcode_allennlp.common.text_checks`.
     **kwargs
         `DatasetReader` arguments, e.g. `max_instances`. Sharding for distributed training and multi-process
         loading is done here (per sentence).
@@ -183,13 +188,18 @@ class TaggingDatasetReader(DatasetReader):
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         token_policy: str = "strict",
         skip_invalid: bool = False,
+        max_words: Optional[int] = None,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         check_choice("token_policy", token_policy, TOKEN_POLICIES)
+        check_range("max_words", max_words, 1, optional=True)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._token_policy = token_policy
         self._skip_invalid = skip_invalid
+        self.max_words = max_words if max_words is not None else self.default_max_words
+
+    default_max_words = DEFAULT_MAX_WORDS
 
     # ------------------------------------------------------------------------------------ for subclasses
 
@@ -212,6 +222,17 @@ class TaggingDatasetReader(DatasetReader):
             return None
         return Sentence(words, tags, f"{path}:{first}")
 
+    def _check_length(self, parsed) -> None:
+        """`DataFormatError` at the sentence's first line when it is longer than `max_words`."""
+        problem = length_problem(self._num_words(parsed), self.max_words)
+        if problem is not None:
+            path, _, line = parsed.source.rpartition(":")
+            raise DataFormatError(path, int(line) if line.isdigit() else None, problem)
+
+    @staticmethod
+    def _num_words(parsed) -> int:
+        return len(parsed.words)
+
     def _instance(self, parsed) -> Instance:
         """The instance of what `_parse_item` returned (a `Sentence` here; subclasses may return other things)."""
         return self.text_to_instance(parsed.words, parsed.tags, source=parsed.source)
@@ -226,6 +247,8 @@ class TaggingDatasetReader(DatasetReader):
                     if isinstance(item, DataFormatError):
                         raise item
                     sentence = self._parse_item(item)
+                    if sentence is not None:
+                        self._check_length(sentence)
                 except DataFormatError as error:
                     if not self._skip_invalid:
                         raise

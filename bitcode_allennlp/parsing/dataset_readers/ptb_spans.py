@@ -17,9 +17,11 @@ from allennlp.data.tokenizers import Token
 from nltk import Tree
 
 from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.common.text_checks import DEFAULT_MAX_PARSE_WORDS
 from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader
 from bitcode_allennlp.data.dataset_readers.tagging_reader import apply_token_policy
 from bitcode_allennlp.parsing.trees import (
+    MARK,
     ROOT_LABEL,
     RawTree,
     binarize,
@@ -40,6 +42,29 @@ logger = logging.getLogger(__name__)
 SPAN_LABEL_NAMESPACE = "span_labels"
 
 
+class GoldSpanLabelField(SequenceLabelField):
+    """
+    The gold span labels of a tree. A label the model never saw (a new phrase label at `allennlp evaluate`) is read
+    as the model's first "no constituent" label (`P|<>`) for the loss, with one warning per label; EVALB scores the
+    gold tree itself, so that bracket is simply a miss.
+    """
+
+    _warned: set = set()
+
+    def index(self, vocab) -> None:
+        known = vocab.get_token_to_index_vocabulary(self._label_namespace)
+        unseen = [label for label in self.labels if isinstance(label, str) and label not in known]
+        if unseen and known:
+            stand_in = next((label for label in known if label.endswith(MARK)), next(iter(known)))
+            for label in unseen:
+                if label not in self._warned:
+                    self._warned.add(label)
+                    logger.warning("span label %r is not one of the model's: the loss reads it as %r, EVALB counts "
+                                   "its bracket as a miss", label, stand_in)
+            self.labels = [stand_in if label in unseen else label for label in self.labels]
+        super().index(vocab)
+
+
 def span_fields(tree: Tree, text_field: TextField) -> Dict[str, Field]:
     """
     The gold fields of a cleaned `tree` over the words of `text_field`: `"spans"`, a `ListField[SpanField]` of the
@@ -51,7 +76,7 @@ def span_fields(tree: Tree, text_field: TextField) -> Dict[str, Field]:
     spans_field = ListField([SpanField(start, end - 1, text_field) for start, end, _ in spans])
     return {
         "spans": spans_field,
-        "span_labels": SequenceLabelField([label for _, _, label in spans], spans_field,
+        "span_labels": GoldSpanLabelField([label for _, _, label in spans], spans_field,
                                           label_namespace=SPAN_LABEL_NAMESPACE),
     }
 
@@ -93,6 +118,8 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
         As in `ptb_hash`: `"repair"` writes Unicode whitespace inside a word as `"_"`; CRAFT needs it.
     skip_invalid : `bool`, optional (default = `False`)
         Skip malformed trees (one warning at the end) instead of raising `DataFormatError`.
+    max_words : `int`, optional (default = `None`)
+        A longer tree is malformed; `None`: 1,000 words (`text_checks.DEFAULT_MAX_PARSE_WORDS`).
     **kwargs
         `DatasetReader` arguments, e.g. `max_instances`.
 
@@ -113,6 +140,12 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
         except ValueError as error:
             raise DataFormatError(path, raw.line, str(error)) from None
         return ParsedTree(tree, f"{path}:{raw.line}")
+
+    default_max_words = DEFAULT_MAX_PARSE_WORDS  # the parser's chart grows with the cube of a sentence
+
+    @staticmethod
+    def _num_words(parsed: ParsedTree) -> int:  # type: ignore[override]
+        return len(parsed.tree.leaves())
 
     def _instance(self, parsed: ParsedTree) -> Instance:  # type: ignore[override]
         return self.text_to_instance(tree_leaves(parsed.tree), gold_tree=parsed.tree, source=parsed.source)
