@@ -132,7 +132,8 @@ CLI_CASES = {
                                    env={"K": "abc"}),
     "config: boolean misspelt": Case(TRAIN, 'environment variable SKIP_INVALID="ture" is not a boolean '
                                      "(1/0, true/false, yes/no, on/off)", env={"SKIP_INVALID": "ture"}),
-    "config: K = 64": Case(TRAIN, "num_bits (K) must be an integer in 1..63", env={"K": "64", "EPOCHS": "1"}),
+    "config: K = 64": Case(TRAIN, 'environment variable K="64" must be an integer in 1..63',
+                           env={"K": "64", "EPOCHS": "1"}),
     "config: bad --overrides": Case(TRAIN + ["--overrides", "{"], "--overrides: "),
     # codes: one strict parser in every `bits` subcommand
     "bits stats: signed code": Case(["bits", "stats", "{tmp}/codes.jsonl"],

@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 import tarfile
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, TextIO
 
 from bitcode_allennlp import resources
+from bitcode_allennlp.common.config_variables import ENV_READ, variables_read  # noqa: F401 (ENV_READ: API)
 
 CONFIGS = resources.path("training_configs", check=False)
 """The repository's configs, or their copy in an installed package (`bitcode_allennlp.resources`)."""
@@ -46,22 +46,12 @@ TASKS: Dict[str, Dict[str, Any]] = {
               "dev": FIXTURES / "ptb/craft_dev.tree"},
 }
 
-ENV_READ = re.compile(r'\benv\.(?:str|num|bool|has)\(\s*"([A-Z][A-Z_0-9]*)"')
-"""How a config reads a variable: `env.str|num|bool("NAME", default)` or `env.has("NAME")` (env.libsonnet)."""
-
-
-def variables_read(text: str) -> Set[str]:
-    """The config variables that the jsonnet source `text` reads itself (`ENV_READ`; comment lines left out, so an
-    example in a comment does not count; not those of the files it imports)."""
-    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("//", "#")))
-    return set(ENV_READ.findall(code))
-
-
 def config_variables(configs: Path = CONFIGS) -> Set[str]:
     """
     Every variable that the configs in `configs` (`*.jsonnet`, `*.libsonnet`) read: the one list, taken from the
-    configs themselves (docs/configs.md's table documents each; `tests/test_configs.py` checks that). No Python code
-    reads a config variable, so there is nothing to add to it.
+    configs themselves (their kinds and ranges are declared in `bitcode_allennlp.common.config_variables`, which
+    renders docs/configs.md's table; `tests/reliability/test_config_variables.py` checks that the declaration and this
+    list agree). No Python code reads a config variable, so there is nothing to add to it.
     """
     files = sorted(configs.glob("*.jsonnet")) + sorted(configs.glob("*.libsonnet"))
     if not files:

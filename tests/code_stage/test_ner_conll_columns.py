@@ -56,8 +56,8 @@ def test_conll_columns_reader_and_its_fixture_defaults(monkeypatch):
     assert {k: v for k, v in config.items() if k not in drop} == {k: v for k, v in default.items() if k not in drop}
     assert config["model"]["label_encoding"] == "BIOUL"
     # TRAIN_DATA / DEV_DATA and the common reader variables still apply
-    config = ner_config(monkeypatch, READER="conll_columns", TRAIN_DATA="a.conll", TOKEN_POLICY="repair")
-    assert config["train_data_path"] == "a.conll" and config["dataset_reader"]["token_policy"] == "repair"
+    config = ner_config(monkeypatch, READER="conll_columns", TRAIN_DATA=str(HAND_IOB1), TOKEN_POLICY="repair")
+    assert config["train_data_path"] == str(HAND_IOB1) and config["dataset_reader"]["token_policy"] == "repair"
 
 
 @pytest.mark.parametrize("scheme", ["IOB1", "IOB2", "BIO", "BIOUL", "BIOES"])

@@ -226,12 +226,14 @@ class TaggingDatasetReader(DatasetReader):
         """`DataFormatError` at the sentence's first line when it is longer than `max_words`."""
         problem = length_problem(self._num_words(parsed), self.max_words)
         if problem is not None:
-            path, _, line = parsed.source.rpartition(":")
+            source = parsed["source"] if isinstance(parsed, dict) else parsed.source
+            path, _, line = source.rpartition(":")
             raise DataFormatError(path, int(line) if line.isdigit() else None, problem)
 
     @staticmethod
     def _num_words(parsed) -> int:
-        return len(parsed.words)
+        """Words of what `_parse_item` returned: a `Sentence`, or a record with `"words"` (codes corpora)."""
+        return len(parsed["words"] if isinstance(parsed, dict) else parsed.words)
 
     def _instance(self, parsed) -> Instance:
         """The instance of what `_parse_item` returned (a `Sentence` here; subclasses may return other things)."""
