@@ -17,14 +17,19 @@ defined once, in `bitcode_allennlp.code_format`; this module adds the torch side
 No AllenNLP imports: this module is used by the reader, the predictor and the spaCy component alike. torch is
 imported by the functions that need it, so that importing this module for the format's names costs nothing (the
 light `allennlp bits` process, `bitcode_allennlp.common.light_cli`, runs without torch).
+
+Bits and packed codes given to these functions are checked as `code_format` checks them (`check_bits`,
+`check_codes`: bits 0 or 1, codes integers in ``[0, 2 ** K)``, no floats; the same messages): a bool tensor of bits
+costs nothing, an integer tensor one min and max on its device (no copy), and only a refused tensor is copied to the
+CPU to name its first offending value.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from bitcode_allennlp.code_format import (  # noqa: F401 (the format's names, re-exported: their old import path)
-    MAX_BITS, check_num_bits, hex_to_bits, hex_to_int, int_to_hex, ints_to_hex, num_hex_digits,
-    parse_hex_code,
+    MAX_BITS, check_bits, check_codes, check_num_bits, hex_to_bits, hex_to_int, int_to_hex, ints_to_hex,
+    num_hex_digits, parse_hex_code,
 )
 
 if TYPE_CHECKING:  # annotations only
@@ -64,13 +69,54 @@ def bits_to_signs(bits: torch.Tensor, dtype: Optional[torch.dtype] = None) -> to
     """
     import torch
 
-    bits = bits.bool()  # (..., K)
+    bits = checked_bits(bits).bool()  # (..., K)
     return bits.to(torch.float if dtype is None else dtype) * 2 - 1  # (..., K) in {-1, +1}
 
 
 def signs_to_bits(signs: torch.Tensor) -> torch.BoolTensor:
     """Codes in `{-1, +1}` (or any scores) back to bits; the inverse of `bits_to_signs`."""
     return scores_to_bits(signs)  # (..., K)
+
+
+def checked_bits(bits: Any, name: str = "bits") -> torch.Tensor:
+    """
+    `bits` as a tensor, checked as `code_format.check_bits` checks bits (0 or 1, as bools or integers; no floats):
+    a bool tensor as it is, an integer tensor after a min and a max on its device, anything else (a list, an
+    array) through `check_bits`.
+
+    # Raises
+
+    `TypeError` or `ValueError` with `check_bits`'s message (the first offending value and its position).
+    """
+    import torch
+
+    if not isinstance(bits, torch.Tensor):
+        return torch.as_tensor(check_bits(bits, name))
+    if bits.dtype == torch.bool:
+        return bits
+    if not (bits.is_floating_point() or bits.is_complex()) and (
+            bits.numel() == 0 or (int(bits.min()) >= 0 and int(bits.max()) <= 1)):
+        return bits
+    check_bits(bits, name)  # raises, naming the first offending value
+    return bits
+
+
+def checked_ints(ints: Any, num_bits: int, name: str = "ints") -> torch.LongTensor:
+    """
+    `ints` as an int64 tensor (on its device), checked as `code_format.check_codes` checks packed codes (integers in
+    `[0, 2 ** K)`; no floats or bools): an integer tensor after a min and a max on its device, anything else through
+    `check_codes`.
+    """
+    import torch
+
+    check_num_bits(num_bits)
+    if not isinstance(ints, torch.Tensor):
+        return torch.as_tensor(check_codes(ints, num_bits, name).astype("int64"))  # K <= 63: every code fits
+    if ints.dtype != torch.bool and not (ints.is_floating_point() or ints.is_complex()) and (
+            ints.numel() == 0 or (int(ints.min()) >= 0 and int(ints.max()) >> num_bits == 0)):
+        return ints.long()
+    check_codes(ints, num_bits, name)  # raises, naming the first offending value
+    return ints.long()
 
 
 def _powers(num_bits: int, device: torch.device) -> torch.Tensor:
@@ -91,14 +137,16 @@ def bits_to_ints(bits: torch.Tensor) -> torch.LongTensor:
     # Parameters
 
     bits : `torch.Tensor`
-        `(..., K)` bool (or 0/1 integer) tensor with `1 <= K <= 63`.
+        `(..., K)` bool (or 0/1 integer) tensor with `1 <= K <= 63` (checked: `checked_bits`).
 
     # Returns
 
     `torch.LongTensor` of shape `(...)`.
     """
-    num_bits = bits.size(-1)
-    check_num_bits(num_bits)
+    bits = checked_bits(bits)  # (..., K)
+    if bits.dim() == 0:
+        raise ValueError(f"bits must have a last dimension of K bits, got a scalar {bits.item()!r}")
+    num_bits = check_num_bits(bits.size(-1), "the number of bits (the last dimension of bits)")
     powers = _powers(num_bits, bits.device)  # (K,)
     return (bits.bool().long() * powers).sum(-1)  # (...)
 
@@ -110,7 +158,7 @@ def ints_to_bits(ints: torch.Tensor, num_bits: int) -> torch.BoolTensor:
     # Parameters
 
     ints : `torch.Tensor`
-        Integer tensor of shape `(...)` with values in `[0, 2 ** num_bits)`.
+        Integer tensor of shape `(...)` with values in `[0, 2 ** num_bits)` (checked: `checked_ints`).
     num_bits : `int`
         K, at most 63.
 
@@ -118,13 +166,7 @@ def ints_to_bits(ints: torch.Tensor, num_bits: int) -> torch.BoolTensor:
 
     `torch.BoolTensor` of shape `(..., K)`, head 0 first.
     """
-    import torch
-
-    check_num_bits(num_bits)
-    ints = torch.as_tensor(ints, dtype=torch.long)  # (...)
-    # (every non-negative int64 fits in 63 bits; 2 ** 63 itself is not an int64, so it is not compared)
-    if ints.numel() and (ints.min() < 0 or (num_bits < MAX_BITS and ints.max() >= (1 << num_bits))):
-        raise ValueError(f"codes must lie in [0, 2 ** {num_bits})")
+    ints = checked_ints(ints, num_bits)  # (...)
     powers = _powers(num_bits, ints.device)  # (K,)
     return (ints.unsqueeze(-1) & powers) != 0  # (..., K)
 

@@ -8,6 +8,9 @@
     allennlp bits search DIR --code a3f00c [--k 10 | --radius 2]       nearest words (or --word W)
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
     allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
+
+Numbers are checked by argparse (`bitcode_allennlp.common.options`); every output (`--json`, `--out`, `--html`, the
+index folder) is checked, locked and written atomically (`bitcode_allennlp.common.outputs`) before the corpus is read.
 """
 import argparse
 import json
@@ -20,12 +23,14 @@ from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.diff import codes_from_archive, codes_from_corpus, diff_codes, render_html, render_text
 from bitcode_allennlp.bits.heatmap import write_heatmap
 from bitcode_allennlp.bits.index import (
-    FAISS_CLASSES, INDEX_TYPES, PARAMETERS, HammingIndex, format_hits, format_precision, index_corpus,
+    FAISS_CLASSES, INDEX_FILES, INDEX_TYPES, PARAMETERS, HammingIndex, format_hits, format_precision, index_corpus,
     index_size_bytes, precision_at_k,
 )
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
 from bitcode_allennlp.code_format import int_to_hex
+from bitcode_allennlp.common import options
+from bitcode_allennlp.common.outputs import Input, atomic_file, guarded_outputs, write_text
 # AllenNLP's classes, or stand-ins in the light `allennlp bits` process that runs without AllenNLP (see light_cli)
 from bitcode_allennlp.common.light_cli import ConfigurationError, Subcommand
 
@@ -35,25 +40,38 @@ THREADS_HELP = ("FAISS threads (default 1, as the numpy scan; 0: every core). On
 
 
 def _write_json(path: str, value: Any) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(value, indent=1, ensure_ascii=False), encoding="utf-8")
+    with atomic_file(path) as file:
+        file.write(json.dumps(value, indent=1, ensure_ascii=False))
+
+
+def _json_output(args: argparse.Namespace, *inputs: Input):
+    """`--json` checked against the inputs and locked for the command (`guarded_outputs`)."""
+    return guarded_outputs([(args.json, "--json", "the JSON file")], inputs)
 
 
 def stats_from_args(args: argparse.Namespace) -> Dict[str, Any]:
-    stats = code_statistics(read_codes_corpus(args.codes_file, max_sentences=args.max_sentences))
-    print(format_statistics(stats))
-    if args.json:
-        _write_json(args.json, stats)
+    with _json_output(args, Input(args.codes_file, "the codes corpus")):
+        stats = code_statistics(read_codes_corpus(args.codes_file, max_sentences=args.max_sentences))
+        print(format_statistics(stats))
+        if args.json:
+            _write_json(args.json, stats)
     return stats
 
 
 def heatmap_from_args(args: argparse.Namespace) -> Dict[str, Any]:
-    stats = code_statistics(read_codes_corpus(args.codes_file, max_sentences=args.max_sentences))
-    views = [view.strip() for view in args.by.split(",") if view.strip()] if args.by else None
-    try:
-        data = write_heatmap(stats, args.out, views=views, max_labels=args.max_labels, cell=args.cell, dpi=args.dpi)
-    except ValueError as error:
-        raise ConfigurationError(str(error)) from None
+    numbers = Path(args.out).with_suffix(".json")
+    if numbers == Path(args.out):
+        raise ConfigurationError(f"{args.out}: --out is the PNG to write (its numbers go to OUT with the suffix "
+                                 ".json); give a name that does not end in .json")
+    with guarded_outputs([(args.out, "--out", "the PNG"), (numbers, "--out", "the heatmap's numbers")],
+                         [Input(args.codes_file, "the codes corpus")]):
+        stats = code_statistics(read_codes_corpus(args.codes_file, max_sentences=args.max_sentences))
+        views = [view.strip() for view in args.by.split(",") if view.strip()] if args.by else None
+        try:
+            data = write_heatmap(stats, args.out, views=views, max_labels=args.max_labels, cell=args.cell,
+                                 dpi=args.dpi)
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from None
     print(f"{args.out} ({data['size'][0]} x {data['size'][1]} pixels; panels: "
           f"{', '.join(panel['view'] for panel in data['panels'])}), numbers in {Path(args.out).with_suffix('.json')}")
     return data
@@ -63,12 +81,22 @@ def diff_from_args(args: argparse.Namespace) -> str:
     if args.codes:
         if args.inputs or not args.lines:
             raise ConfigurationError("with --codes give --lines A B (1-based line numbers), and no archive")
-        num_bits, sentences = codes_from_corpus(args.codes, args.lines)
-    elif len(args.inputs) == 3:
+    elif len(args.inputs) != 3:
+        raise ConfigurationError('give ARCHIVE "sentence A" "sentence B", or --codes CODES.jsonl --lines A B')
+    source = Input(args.codes, "the codes corpus") if args.codes else Input(args.inputs[0], "the model archive")
+    with guarded_outputs([(args.html, "--html", "the HTML page")], [source]):
+        return _diff(args)
+
+
+def _diff(args: argparse.Namespace) -> str:
+    if args.codes:
+        try:
+            num_bits, sentences = codes_from_corpus(args.codes, args.lines)
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from None
+    else:
         num_bits, sentences = codes_from_archive(args.inputs[0], args.inputs[1:], cuda_device=args.cuda_device,
                                                  whitespace=args.whitespace)
-    else:
-        raise ConfigurationError('give ARCHIVE "sentence A" "sentence B", or --codes CODES.jsonl --lines A B')
     a, b = sentences
     try:
         diff = diff_codes(a["words"], a["codes"], b["words"], b["codes"], num_bits, a["tags"], b["tags"],
@@ -79,8 +107,7 @@ def diff_from_args(args: argparse.Namespace) -> str:
     text = render_text(diff, color=color)
     print(text)
     if args.html:
-        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.html).write_text(render_html(diff), encoding="utf-8")
+        write_text(args.html, render_html(diff))
     return text
 
 
@@ -109,10 +136,13 @@ def _load(directory: str, numpy_scan: bool, threads: int) -> HammingIndex:
 
 
 def index_from_args(args: argparse.Namespace) -> HammingIndex:
-    try:
-        index = index_corpus(args.codes_file, args.out, args.index_type, threads=args.threads, **_index_params(args))
-    except (ValueError, ImportError) as error:
-        raise ConfigurationError(str(error)) from None
+    with guarded_outputs([(args.out, "--out", "the index folder")], [Input(args.codes_file, "the codes corpus")],
+                         folder=True, members=INDEX_FILES):
+        try:
+            index = index_corpus(args.codes_file, args.out, args.index_type, threads=args.threads,
+                                 **_index_params(args))
+        except (ValueError, ImportError) as error:
+            raise ConfigurationError(str(error)) from None
     print(f"{args.out}: {len(index):,} words of {len(index.sentences):,} sentences, K = {index.num_bits}, "
           f"label views: {', '.join(index.labels) or 'none'}; {_describe(index)}; "
           f"{index_size_bytes(args.out):,} bytes on disk")
@@ -120,6 +150,11 @@ def index_from_args(args: argparse.Namespace) -> HammingIndex:
 
 
 def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    with _json_output(args, Input(args.index_dir, "the index", INDEX_FILES)):
+        return _search(args)
+
+
+def _search(args: argparse.Namespace) -> Dict[str, Any]:
     index = _load(args.index_dir, args.numpy_scan, args.threads)
     if (args.code is None) == (args.word is None):
         raise ConfigurationError("give exactly one of --code HEX and --word WORD")
@@ -158,6 +193,11 @@ def search_from_args(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def precision_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    with _json_output(args, Input(args.database, "the database", INDEX_FILES), Input(args.queries, "the queries")):
+        return _precision(args)
+
+
+def _precision(args: argparse.Namespace) -> Dict[str, Any]:
     database = Path(args.database)
     if database.is_dir():
         if args.index_type is not None:
@@ -184,6 +224,11 @@ def precision_from_args(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def probe_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    with _json_output(args, Input(args.train, "the train corpus"), Input(args.dev, "the dev corpus")):
+        return _probe(args)
+
+
+def _probe(args: argparse.Namespace) -> Dict[str, Any]:
     train = read_codes_corpus(args.train, max_sentences=args.max_sentences)
     dev = read_codes_corpus(args.dev, max_sentences=args.max_sentences)
     try:
@@ -200,7 +245,7 @@ def _scan_options(parser: argparse.ArgumentParser, scanned: str) -> None:
     """`--numpy-scan` and `--threads`, the options of the commands that search an index (`search`, `precision`)."""
     parser.add_argument("--numpy-scan", action="store_true",
                         help=f"scan {scanned} with numpy instead of a FAISS index (the reference)")
-    parser.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
+    parser.add_argument("--threads", type=options.non_negative_int, default=1, help=THREADS_HELP)
 
 
 def _include_package(parser: argparse.ArgumentParser) -> None:
@@ -227,7 +272,8 @@ class Bits(Subcommand):
                                     "I(code; label), I(bit; label), pair agreement, ceil(log2 L).")
         stats.add_argument("codes_file", help="a codes corpus (allennlp hash-corpus output)")
         stats.add_argument("--json", help="also write the statistics as JSON here")
-        stats.add_argument("--max-sentences", type=int, default=None, help="read at most this many sentences")
+        stats.add_argument("--max-sentences", type=options.positive_int, default=None,
+                           help="read at most this many sentences")
         stats.set_defaults(func=stats_from_args)
 
         heatmap = commands.add_parser("heatmap", help="P(bit i = 1 | label) as a PNG (paper Figure 4)",
@@ -237,10 +283,12 @@ class Bits(Subcommand):
         heatmap.add_argument("--out", required=True, help="the PNG to write")
         heatmap.add_argument("--by", default=None, help="label views, comma-separated, one panel each: tag, prefix, "
                              "type (default: prefix,type for BIO-style NER tags, else tag)")
-        heatmap.add_argument("--max-labels", type=int, default=None, help="show only the most frequent labels")
-        heatmap.add_argument("--cell", type=float, default=0.36, help="cell side in inches")
-        heatmap.add_argument("--dpi", type=int, default=100, help="pixels per inch")
-        heatmap.add_argument("--max-sentences", type=int, default=None, help="read at most this many sentences")
+        heatmap.add_argument("--max-labels", type=options.positive_int, default=None,
+                             help="show only the most frequent labels")
+        heatmap.add_argument("--cell", type=options.positive_float, default=0.36, help="cell side in inches")
+        heatmap.add_argument("--dpi", type=options.positive_int, default=100, help="pixels per inch")
+        heatmap.add_argument("--max-sentences", type=options.positive_int, default=None,
+                             help="read at most this many sentences")
         heatmap.set_defaults(func=heatmap_from_args)
 
         diff = commands.add_parser("diff", help="two sentences' codes with the differing bits marked (Figure 3)",
@@ -249,15 +297,16 @@ class Bits(Subcommand):
         diff.add_argument("inputs", nargs="*", metavar="ARCHIVE SENTENCE_A SENTENCE_B",
                           help="a hashing-stage model.tar.gz and two sentences")
         diff.add_argument("--codes", help="a codes corpus to take both sentences from")
-        diff.add_argument("--lines", type=int, nargs=2, metavar=("A", "B"), help="1-based line numbers in --codes")
-        diff.add_argument("--words", type=int, nargs=2, metavar=("I", "J"),
+        diff.add_argument("--lines", type=options.positive_int, nargs=2, metavar=("A", "B"),
+                          help="1-based line numbers in --codes")
+        diff.add_argument("--words", type=options.non_negative_int, nargs=2, metavar=("I", "J"),
                           help="compare only word I of A with word J of B (0-based), the sentences as context")
         diff.add_argument("--html", help="also write the diff as an HTML page here")
         diff.add_argument("--color", choices=["auto", "always", "never"], default="auto",
                           help="ANSI colours (auto: when stdout is a terminal)")
         diff.add_argument("--whitespace", action="store_true",
                           help="split the sentences at whitespace instead of with the predictor's spaCy tokenizer")
-        diff.add_argument("--cuda-device", type=int, default=-1, help="GPU id, or -1 for CPU")
+        diff.add_argument("--cuda-device", type=options.cuda_device, default=-1, help="GPU id, or -1 for CPU")
         diff.set_defaults(func=diff_from_args)
 
         index = commands.add_parser("index", help="build a Hamming index of a codes corpus on disk",
@@ -272,16 +321,19 @@ class Bits(Subcommand):
                            "IndexBinaryMultiHash, exact, fast radius search; hnsw, ivf: IndexBinaryHNSW, "
                            "IndexBinaryIVF, APPROXIMATE (may miss neighbours), for corpora too large to scan; "
                            "numpy: no FAISS index, the numpy scan")
-        index.add_argument("--hash-tables", type=int, default=None,
+        index.add_argument("--hash-tables", type=options.positive_int, default=None,
                            help="multihash: hash tables H (default floor(K / B))")
-        index.add_argument("--hash-bits", type=int, default=None, help="multihash: bits B per key (default min(K, 24))")
-        index.add_argument("--hnsw-m", type=int, default=None, help="hnsw: neighbours per node (default 32)")
-        index.add_argument("--ef-search", type=int, default=None,
+        index.add_argument("--hash-bits", type=options.positive_int, default=None,
+                           help="multihash: bits B per key (default min(K, 24))")
+        index.add_argument("--hnsw-m", type=options.positive_int, default=None,
+                           help="hnsw: neighbours per node (default 32)")
+        index.add_argument("--ef-search", type=options.positive_int, default=None,
                            help="hnsw: candidate list size of a query (default 64; at least k)")
-        index.add_argument("--nlist", type=int, default=None,
+        index.add_argument("--nlist", type=options.positive_int, default=None,
                            help="ivf: cells (default min(4 sqrt(n), n / 39, 65536))")
-        index.add_argument("--nprobe", type=int, default=None, help="ivf: cells searched per query (default 16)")
-        index.add_argument("--threads", type=int, default=1, help=THREADS_HELP)
+        index.add_argument("--nprobe", type=options.positive_int, default=None,
+                           help="ivf: cells searched per query (default 16)")
+        index.add_argument("--threads", type=options.non_negative_int, default=1, help=THREADS_HELP)
         index.set_defaults(func=index_from_args)
 
         search = commands.add_parser("search", help="nearest words of a code or a word in Hamming space",
@@ -291,10 +343,11 @@ class Bits(Subcommand):
         search.add_argument("index_dir", help="a directory written by 'allennlp bits index'")
         search.add_argument("--code", help="the query code in hex")
         search.add_argument("--word", help="query with the most frequent code of this word in the index")
-        search.add_argument("--k", type=int, default=10, help="neighbours to return")
-        search.add_argument("--radius", type=int, default=None,
+        search.add_argument("--k", type=options.positive_int, default=10, help="neighbours to return")
+        search.add_argument("--radius", type=options.non_negative_int, default=None,
                             help="return every entry within this distance (instead of the top --k)")
-        search.add_argument("--limit", type=int, default=100, help="show at most this many entries of --radius")
+        search.add_argument("--limit", type=options.positive_int, default=100,
+                            help="show at most this many entries of --radius")
         _scan_options(search, "the packed codes")
         search.add_argument("--json", help="also write the hits as JSON here")
         search.set_defaults(func=search_from_args)
@@ -304,7 +357,7 @@ class Bits(Subcommand):
                                         "query word's k nearest database words with its label, averaged.")
         precision.add_argument("--database", required=True, help="train codes corpus, or an index directory")
         precision.add_argument("--queries", required=True, help="dev codes corpus")
-        precision.add_argument("--k", type=int, default=100, help="neighbours per query")
+        precision.add_argument("--k", type=options.positive_int, default=100, help="neighbours per query")
         precision.add_argument("--label", action="append", default=None,
                                help="label view (tag, prefix, type); repeat for several (default: all shared)")
         precision.add_argument("--ties", choices=["index", "average"], default="index",
@@ -328,9 +381,10 @@ class Bits(Subcommand):
         probe.add_argument("--label-view", default="tag", choices=["tag", "type", "prefix"],
                            help="labels: tags (for trees the POS tags), or for BIO-style NER tags the entity type "
                            "or the prefix")
-        probe.add_argument("--seed", type=int, default=0, help="the probes' torch seed")
-        probe.add_argument("--epochs", type=int, default=8, help="passes over the train words per probe")
-        probe.add_argument("--max-sentences", type=int, default=None,
+        probe.add_argument("--seed", type=options.seed, default=0, help="the probes' torch seed")
+        probe.add_argument("--epochs", type=options.positive_int, default=8,
+                           help="passes over the train words per probe")
+        probe.add_argument("--max-sentences", type=options.positive_int, default=None,
                            help="read at most this many sentences of each corpus")
         probe.add_argument("--json", help="also write the result as JSON here")
         probe.set_defaults(func=probe_from_args)

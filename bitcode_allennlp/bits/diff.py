@@ -258,20 +258,27 @@ def codes_from_corpus(path: str, lines: Sequence[int]) -> Tuple[int, List[Dict[s
     """
     wanted = {line: None for line in lines}
     num_bits = None
+    count = 0
     with open(path, encoding="utf-8") as file:
-        for number, text in enumerate(file, start=1):
-            if number in wanted:
+        for count, text in enumerate(file, start=1):
+            if count in wanted:
                 if not text.strip():
-                    raise ValueError(f"{path}:{number} is an empty line")
-                record = read_line(json.loads(text), None)
+                    raise ValueError(f"{path}, line {count}: an empty line, not a sentence (--lines)")
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{path}, line {count}: not JSON ({error.msg} at column {error.colno})") \
+                        from None
+                record = read_line(value, None)
                 if num_bits is not None and record["num_bits"] != num_bits:
                     raise ValueError(f"{path}: lines of {num_bits} and {record['num_bits']} bits")
                 num_bits = record["num_bits"]
-                wanted[number] = {"words": record["words"], "codes": json.loads(text)["codes"],
-                                  "tags": record["tags"], "name": f"line {number}"}
+                wanted[count] = {"words": record["words"], "codes": value["codes"],
+                                            "tags": record["tags"], "name": f"line {count}"}
     missing = [line for line, value in wanted.items() if value is None]
     if missing:
-        raise ValueError(f"{path} has no line {missing[0]} (lines are 1-based)")
+        raise ValueError(f"--lines: {path} has {count} line{'' if count == 1 else 's'}, so no line {missing[0]} "
+                         "(lines are 1-based)")
     return int(num_bits), [wanted[line] for line in lines]  # type: ignore[arg-type,misc]
 
 

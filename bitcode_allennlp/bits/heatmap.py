@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from bitcode_allennlp.common.outputs import atomic_file, write_text
+
 # Layout, in inches (the figure is exactly `heatmap_size` pixels).
 HEADER = 0.4  # the corpus line at the top
 PANEL_TITLE = 0.35
@@ -133,7 +135,8 @@ def draw_heatmap(data: Dict[str, Any], out_path: str, cell: float = 0.36, dpi: i
     figure.text(left / width, 0.5 * BOTTOM / height, "bit i = head i of the hash layer; head 0 is the most "
                 "significant bit of the hex code", fontsize=font, va="center")
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out_path, dpi=dpi, format="png")
+    with atomic_file(out_path, "wb") as file:  # a failed drawing leaves no half-written PNG
+        figure.savefig(file, dpi=dpi, format="png")
     return width_px, height_px
 
 
@@ -142,5 +145,5 @@ def write_heatmap(stats: Dict[str, Any], out_path: str, views: Optional[Sequence
     """Draws the picture to `out_path` and writes its numbers to `out_path` with the suffix `.json`; returns them."""
     data = heatmap_data(stats, views, max_labels)
     data["size"] = list(draw_heatmap(data, out_path, cell, dpi))
-    Path(out_path).with_suffix(".json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    write_text(Path(out_path).with_suffix(".json"), json.dumps(data, indent=1))
     return data

@@ -13,8 +13,11 @@ label id per label view (`corpus.label_views`). On disk (`HammingIndex.save`), a
     faiss.index        the FAISS binary index (`faiss.write_index_binary`); none for index type numpy
 
 `HammingIndex.load` memory-maps the `.npy` files (`mmap=True`) and a flat `faiss.index`, so opening an index reads
-little more than `index.json`; the sentences are read on the first lookup of a word. Directories of version 1
-(written before FAISS indexes, no `search` in index.json) still load and are searched with the numpy scan.
+`index.json`, the `.npy` headers and one pass over the codes (checked to fit in K bits); the sentences are read on the
+first lookup of a word. Every file is read through one checked reader, `IndexFiles`: a missing, truncated or damaged
+file, one of another dtype or length, or a FAISS index of another size raises `IndexFileError`, a `DataFormatError`
+naming the file (arrays are never unpickled). Directories of version 1 (written before FAISS indexes, no `search` in
+index.json) still load and are searched with the numpy scan.
 
 **Index types** (index.json's `search.type`, `allennlp bits index --index-type`):
 
@@ -65,17 +68,21 @@ random order of the entries tied at the k-th distance (entries closer than that 
 shared by the tied entries in proportion), which does not depend on the corpus order (exact index types only).
 Queries with the same code have the same neighbours, so each distinct query code is searched once.
 """
+import errno
 import json
 import os
+import re
 from contextlib import contextmanager
 from math import comb
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus
-from bitcode_allennlp.code_format import check_num_bits, hex_to_uint64, uint64_to_hex
+from bitcode_allennlp.code_format import check_code, check_codes, check_num_bits, hex_to_uint64, uint64_to_hex
+from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.common.outputs import staged_files
 
 FORMAT = "bitcode_allennlp.bits.HammingIndex"
 VERSION = 2
@@ -98,6 +105,9 @@ PARAMETERS = {"flat": (), "multihash": ("hash_tables", "hash_bits"), "hnsw": ("h
               "ivf": ("nlist", "nprobe")}
 """Build parameters of each FAISS index type (`FaissBinaryIndex.build`)."""
 FAISS_FILE = "faiss.index"
+INDEX_FILES = ("index.json", "codes.npy", "sentence_ids.npy", "positions.npy", "labels.*.npy", "sentences.jsonl",
+               FAISS_FILE)
+"""The files of an index folder (`HammingIndex.save`), as `fnmatch` patterns."""
 SAMPLE = 4096
 """Codes in the strided sample that guesses the radius of a k-NN query on a FAISS index (`radius_guess`)."""
 GUESS_MARGIN = 2
@@ -138,16 +148,20 @@ def popcount(values: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray
     return out
 
 
-def hamming_distances(queries: np.ndarray, database: np.ndarray, chunk: Optional[int] = None) -> np.ndarray:
+def hamming_distances(queries: Any, database: Any, chunk: Optional[int] = None) -> np.ndarray:
     """
-    All Hamming distances between `queries` (q,) and `database` (n,), both uint64 codes, scanning `database` in
-    chunks of `chunk` codes (default `CHUNK`).
+    All Hamming distances between `queries` (q,) and `database` (n,), both packed codes, scanning `database` in
+    chunks of `chunk` codes (default `CHUNK`). Both are checked by `code_format.check_codes` (non-negative integers;
+    no floats or bools): a uint64 array (a memory map too) is used as it is, another integer array converted.
 
     # Returns
 
     `np.ndarray` uint8 of shape `(q, n)`.
     """
-    queries = np.asarray(queries, dtype=np.uint64).reshape(-1)  # (q,)
+    queries = check_codes(queries, name="queries").reshape(-1)  # (q,)
+    database = check_codes(database, name="database")  # (n,)
+    if database.ndim != 1:
+        raise ValueError(f"database must be a 1-D array of codes, got shape {tuple(database.shape)}")
     n = database.shape[0]
     chunk = chunk or CHUNK
     distances = np.empty((queries.shape[0], n), dtype=np.uint8)  # (q, n)
@@ -206,18 +220,14 @@ def code_bytes(num_bits: int) -> int:
 def pack_codes(codes: Any, num_bits: int) -> np.ndarray:
     """
     uint64 codes `(n,)` to FAISS binary vectors: the first `code_bytes(K)` little-endian bytes of each, bits K and
-    above 0 (module docstring, *FAISS codes*). `ValueError` for a code with a bit set at K or above.
+    above 0 (module docstring, *FAISS codes*). `codes` checked by `code_format.check_codes`: `ValueError` for a
+    code with a bit set at K or above (or negative), `TypeError` for floats or bools.
 
     # Returns
 
     `np.ndarray` uint8 of shape `(n, code_bytes(K))`, C-contiguous.
     """
-    codes = np.ascontiguousarray(np.asarray(codes, dtype=np.uint64).reshape(-1), dtype="<u8")  # (n,)
-    if num_bits < 64:
-        high = np.flatnonzero(codes >> np.uint64(num_bits))  # (bad,)
-        if high.shape[0]:
-            raise ValueError(f"code {int(codes[high[0]]):x} (entry {int(high[0])}) has bits set above its "
-                             f"K = {num_bits} bits")
+    codes = np.ascontiguousarray(check_codes(codes, num_bits, "codes").reshape(-1), dtype="<u8")  # (n,)
     return np.ascontiguousarray(codes.view(np.uint8).reshape(-1, 8)[:, : code_bytes(num_bits)])  # (n, d / 8)
 
 
@@ -329,23 +339,31 @@ class FaissBinaryIndex:
     @classmethod
     def read(cls, path: str, index_type: str, num_bits: int, size: int, params: Optional[Dict[str, int]] = None,
              mmap: bool = True, threads: int = DEFAULT_THREADS) -> "FaissBinaryIndex":
-        """Reads `path` (a flat index memory-mapped with `mmap`), checked against what index.json says."""
+        """Reads `path` (a flat index memory-mapped with `mmap`), checked against what index.json says:
+        `MissingIndexFileError` when it is missing, `IndexFileError` (a `DataFormatError` naming it) when it is not
+        a FAISS binary index (or a truncated one) or holds another type, size or width of codes."""
         faiss = import_faiss()
-        rebuild = f"rebuild it with 'allennlp bits index CODES.jsonl --out {Path(path).parent} --index-type " \
-                  f"{index_type}'"
+        path = Path(path)
+        rebuild = f"rebuild it with 'allennlp bits index CODES.jsonl --out {path.parent} --index-type {index_type}'"
         if index_type not in FAISS_CLASSES:
-            raise ValueError(f"{path}: unknown index type {index_type!r} in index.json; {rebuild}")
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"{path} is missing (index.json says index type {index_type}); {rebuild}")
+            raise IndexFileError(str(path.parent / "index.json"), None, f"unknown FAISS index type {index_type!r}; "
+                                 f"{rebuild}")
+        if not path.is_file():
+            raise MissingIndexFileError(str(path.parent), None, f"{path.name} is missing (index.json says index type "
+                                        f"{index_type}); {rebuild}")
+        if path.stat().st_size == 0:
+            raise IndexFileError(str(path), None, f"not a FAISS binary index (an empty file); {rebuild}")
         flags = getattr(faiss, "IO_FLAG_MMAP_IFC", 0) if mmap and index_type == "flat" else 0
         try:
             index = faiss.read_index_binary(str(path), flags)
         except RuntimeError as error:
-            raise ValueError(f"{path}: not a FAISS binary index ({str(error).splitlines()[0]}); {rebuild}") from None
+            raise IndexFileError(str(path), None, f"not a FAISS binary index, or a truncated one (FAISS: "
+                                 f"{faiss_reason(error)}); {rebuild}") from None
         found = type(index).__name__
         if found != FAISS_CLASSES[index_type] or index.d != 8 * code_bytes(num_bits) or index.ntotal != size:
-            raise ValueError(f"{path}: a {found} of {index.ntotal} codes of {index.d} bits, but index.json says "
-                             f"{FAISS_CLASSES[index_type]} of {size} codes of K = {num_bits} bits; {rebuild}")
+            raise IndexFileError(str(path), None, f"a {found} of {index.ntotal} codes of {index.d} bits, but "
+                                 f"index.json says {FAISS_CLASSES[index_type]} of {size} codes of K = {num_bits} bits; "
+                                 f"{rebuild}")
         params = dict(params or {})
         if index_type == "ivf" and "nprobe" in params:
             index.nprobe = params["nprobe"]
@@ -436,11 +454,221 @@ class FaissBinaryIndex:
         return results  # type: ignore[return-value]
 
 
-def _replace(path: Path, write: Callable[[str], Any]) -> None:
-    """`write(temporary path)` beside `path`, then the temporary file renamed to `path`."""
-    temporary = path.with_name(path.name + ".tmp")
-    write(str(temporary))
-    os.replace(temporary, path)
+# ------------------------------------------------------------------------------------------- reading an index
+class IndexFileError(DataFormatError, ValueError):
+    """
+    A file of a saved index that cannot be read (`IndexFiles`, `HammingIndex.load`): a `DataFormatError`
+    ``<file>: <what is wrong>; rebuild it with 'allennlp bits index CODES.jsonl --out DIR'`` (with a line number for
+    a line of sentences.jsonl). Also a `ValueError`, which `load` raised for these before.
+    """
+
+
+class MissingIndexFileError(IndexFileError, FileNotFoundError):
+    """A file of a saved index that is not there: ``<folder>: <file> is missing; rebuild it ...``. Also a
+    `FileNotFoundError`; its message is ``str(error)`` (no `strerror`)."""
+
+    def __init__(self, path: str, line: Optional[int], message: str) -> None:
+        super().__init__(path, line, message)
+        self.errno, self.strerror, self.filename = errno.ENOENT, None, str(path)
+
+
+def faiss_reason(error: BaseException) -> str:
+    """The reason in the first line of a FAISS error, without its C++ function, source file and assertion."""
+    text = (str(error).splitlines() or [""])[0]
+    text = re.sub(r"^Error in .*? at \S+:\d+: ", "", text)
+    return re.sub(r"^Error: '.*?' failed: ", "", text).strip() or type(error).__name__
+
+
+NPY_MAGIC = b"\x93NUMPY"
+VIEW_NAME = re.compile(r"[A-Za-z0-9_-]+")
+"""Label view names in index.json (they name the files labels.<view>.npy)."""
+
+
+class IndexFiles:
+    """
+    The one checked reader of a saved index folder: `HammingIndex.load` (and the sentences it reads on first use,
+    and `FaissBinaryIndex.read`) reads every file through it. A missing file raises `MissingIndexFileError`, any
+    other problem `IndexFileError` (a `DataFormatError` naming the file), each with how to rebuild the index:
+
+    * ``index.json`` -- UTF-8 JSON object with this format, version 1 or 2, num_bits in 1..63, size and sentences
+      (counts), label_views (view -> label names) and search (index type, file, parameters);
+    * ``*.npy`` -- numpy's header is read first (an array is never unpickled): an .npy file of the layout's dtype
+      (codes uint64, the others int32), shape ``(size,)``, exactly as long as its header says; codes below 2 ** K
+      (`HammingIndex` checks them, one vectorised pass);
+    * ``sentences.jsonl`` -- on the first lookup of a word: one JSON object with ``"words"`` per line, as many lines
+      as index.json's sentences, as many words as codes;
+    * ``faiss.index`` -- `FaissBinaryIndex.read`: a FAISS binary index of the type, width and size index.json says.
+
+    The values of sentence_ids.npy, positions.npy and labels.*.npy are checked where they are used
+    (`HammingIndex.hit`, `HammingIndex.label_ids`), so that opening a memory-mapped index does not read them.
+    """
+
+    def __init__(self, directory: str, mmap: bool = True) -> None:
+        self.directory = str(directory)
+        self.root = Path(directory)
+        self.mode = "r" if mmap else None
+        self.rebuild = f"rebuild it with 'allennlp bits index CODES.jsonl --out {self.directory}'"
+
+    def error(self, name: str, message: str, line: Optional[int] = None) -> IndexFileError:
+        """`IndexFileError` for the file `name` of the folder, with the rebuild hint."""
+        return IndexFileError(str(self.root / name), line, f"{message}; {self.rebuild}")
+
+    def existing(self, name: str) -> Path:
+        """The path of the file `name`; `MissingIndexFileError` when it is not there."""
+        path = self.root / name
+        if path.is_dir():
+            raise self.error(name, "a folder, not a file")
+        if not path.is_file():
+            raise MissingIndexFileError(self.directory, None, f"{name} is missing; {self.rebuild}")
+        return path
+
+    # ------------------------------------------------------------------------------------------------ index.json
+    def meta(self) -> Dict[str, Any]:
+        """index.json, checked (class docstring)."""
+        make = "make one with 'allennlp bits index CODES.jsonl --out DIR'"
+        if not self.root.is_dir():
+            if self.root.exists():
+                raise IndexFileError(self.directory, None, f"not a folder: an index is the folder that 'allennlp "
+                                     f"bits index' writes; {make}")
+            raise MissingIndexFileError(self.directory, None, f"no such folder: not a Hamming index; {make}")
+        path = self.root / "index.json"
+        if not path.is_file():
+            raise MissingIndexFileError(self.directory, None, f"index.json is missing: not a Hamming index; {make}")
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise self.error("index.json", f"not UTF-8 text (byte {error.start + 1})") from None
+        if not text.strip():
+            raise self.error("index.json", "empty")
+        try:
+            meta = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise self.error("index.json", f"not JSON ({error.msg} at line {error.lineno}, column {error.colno}): "
+                                           "cut short or damaged") from None
+        if not isinstance(meta, dict):
+            raise self.error("index.json", f"not a JSON object (a {type(meta).__name__})")
+        if meta.get("format") != FORMAT:
+            raise IndexFileError(str(path), None, f"not a {FORMAT} index (format {meta.get('format')!r})")
+        if meta.get("version") not in (1, VERSION) or isinstance(meta.get("version"), bool):
+            raise IndexFileError(str(path), None, f"version {meta.get('version')!r} of the index format, this "
+                                 f"bitcode_allennlp reads versions 1 and {VERSION}: {self.rebuild}")
+        try:
+            check_num_bits(meta.get("num_bits"), "num_bits")
+        except ValueError as error:
+            raise self.error("index.json", str(error)) from None
+        for key in ("size", "sentences"):
+            value = meta.get(key)
+            if (key == "size" or value is not None) and (
+                    not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise self.error("index.json", f"{key} must be a count (an integer >= 0), got {value!r}")
+        views = meta.get("label_views", {})
+        if not isinstance(views, dict) or not all(
+                isinstance(view, str) and VIEW_NAME.fullmatch(view) and isinstance(names, list)
+                and all(isinstance(name, str) for name in names) for view, names in views.items()):
+            raise self.error("index.json", "label_views must map view names (letters, digits, _ and -) to lists of "
+                                           f"label strings, got {_shorten(views)}")
+        meta["label_views"] = views
+        search = meta.get("search")
+        if search is not None:
+            if not isinstance(search, dict) or search.get("type") not in INDEX_TYPES:
+                raise self.error("index.json", f"search must be an object whose type is one of "
+                                               f"{', '.join(INDEX_TYPES)}, got {_shorten(search)}")
+            file = search.get("file", FAISS_FILE)
+            if not isinstance(file, str) or not file or Path(file).name != file or file.startswith("."):
+                raise self.error("index.json", f"search.file must be a file name in the index folder, got {file!r}")
+            params = search.get("params") or {}
+            if not isinstance(params, dict) or not all(
+                    isinstance(value, int) and not isinstance(value, bool) and value >= 1 for value in params.values()):
+                raise self.error("index.json", f"search.params must map names to positive integers, got "
+                                               f"{_shorten(params)}")
+        return meta
+
+    # ------------------------------------------------------------------------------------------------ .npy files
+    def array(self, name: str, dtype: Any, size: int) -> np.ndarray:
+        """
+        The 1-D array of `size` values of `dtype` in the .npy file `name`, memory-mapped read-only when the reader
+        was made with `mmap`. Its header is checked before numpy loads it (never with pickles).
+        """
+        path = self.existing(name)
+        expected = np.dtype(dtype)
+        on_disk = path.stat().st_size
+        with open(path, "rb") as file:
+            head = file.read(len(NPY_MAGIC))
+            if not head:
+                raise self.error(name, "empty (0 bytes), not an .npy file")
+            if head != NPY_MAGIC[: len(head)]:
+                raise self.error(name, "not an .npy file (it does not start with numpy's magic string)")
+            file.seek(0)
+            try:
+                version = np.lib.format.read_magic(file)
+                if version == (1, 0):
+                    shape, _, found = np.lib.format.read_array_header_1_0(file)
+                elif version == (2, 0):
+                    shape, _, found = np.lib.format.read_array_header_2_0(file)
+                else:
+                    found = None
+                offset = file.tell()
+            except (ValueError, EOFError, SyntaxError, TypeError):
+                raise self.error(name, "an .npy file cut short or damaged in its header") from None
+        if found is None:
+            raise self.error(name, f"an .npy file of format version {version[0]}.{version[1]}, not 1.0 or 2.0 (numpy "
+                                   "writes arrays of numbers in those)")
+        if found.hasobject:
+            raise self.error(name, f"holds Python objects (dtype {found}), not {expected.name} numbers: it was not "
+                                   "written by 'allennlp bits index'")
+        if found != expected:
+            raise self.error(name, f"dtype {found.name if found.isnative else found.str}, expected {expected.name}")
+        if len(shape) != 1:
+            raise self.error(name, f"shape {tuple(shape)}, expected ({size},): one value per indexed word")
+        if shape[0] != size:
+            raise self.error(name, f"{shape[0]} values, but index.json says {size} words (size)")
+        need = size * expected.itemsize
+        if on_disk - offset < need:
+            raise self.error(name, f"truncated: {on_disk - offset} bytes of data, its header says {size} values of "
+                                   f"{expected.itemsize} bytes ({need} bytes)")
+        if on_disk - offset > need:
+            raise self.error(name, f"{on_disk - offset - need} bytes after its {size} values (damaged, or not "
+                                   "written by 'allennlp bits index')")
+        if size == 0:
+            return np.zeros(0, dtype=expected)
+        try:
+            return np.load(path, mmap_mode=self.mode, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            reason = "" if "pickle" in str(error) else f" ({error})"
+            raise self.error(name, f"cannot be read as an array{reason}") from None
+
+    # ------------------------------------------------------------------------------------------------ sentences
+    def sentences(self, expected: Optional[int], size: int, name: str = "sentences.jsonl") -> List[Dict[str, Any]]:
+        """sentences.jsonl: `{"words", "source", "line"}` per line, `expected` lines (when index.json says how many)
+        holding `size` words in all."""
+        path = self.existing(name)
+        sentences: List[Dict[str, Any]] = []
+        words = 0
+        with open(path, "rb") as file:
+            for number, raw in enumerate(file, start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise self.error(name, f"invalid UTF-8 (byte {error.start + 1} of the line)", number) from None
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as error:
+                    raise self.error(name, f"not JSON ({error.msg} at column {error.colno})", number) from None
+                if not isinstance(record, dict) or not isinstance(record.get("words"), list) or not all(
+                        isinstance(word, str) for word in record["words"]):
+                    raise self.error(name, 'expected a JSON object whose "words" is a list of strings', number)
+                sentences.append(record)
+                words += len(record["words"])
+        if expected is not None and len(sentences) != expected:
+            raise self.error(name, f"{len(sentences)} sentences, but index.json says {expected}")
+        if words != size:
+            raise self.error(name, f"{words} words in its sentences, but index.json says {size} (size)")
+        return sentences
+
+
+def _shorten(value: Any, width: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class HammingIndex:
@@ -450,9 +678,10 @@ class HammingIndex:
     # Parameters
 
     codes : `np.ndarray`
-        `(n,)` uint64 codes (a memory map is fine).
+        `(n,)` codes below 2 ** K (checked by `code_format.check_codes`; a uint64 array, a memory map too, is kept as
+        it is, another integer array converted).
     num_bits : `int`
-        K, at most 64.
+        K, at most 63.
     sentence_ids : `np.ndarray`
         `(n,)` sentence of each entry.
     positions : `np.ndarray`
@@ -483,8 +712,9 @@ class HammingIndex:
         search_index: Optional[FaissBinaryIndex] = None,
     ) -> None:
         self.num_bits = check_num_bits(num_bits)
-        if codes.dtype != np.uint64 or codes.ndim != 1:
-            raise ValueError(f"codes must be a 1-D uint64 array, got {codes.dtype} of shape {codes.shape}")
+        codes = check_codes(codes, self.num_bits, "codes")  # (n,) a uint64 array as it is (one max), else converted
+        if codes.ndim != 1:
+            raise ValueError(f"codes must be a 1-D array, got shape {tuple(codes.shape)}")
         n = codes.shape[0]
         if sentence_ids.shape != (n,) or positions.shape != (n,):
             raise ValueError("codes, sentence_ids and positions must have the same length")
@@ -500,6 +730,8 @@ class HammingIndex:
         self._sentences_path = sentences_path
         self._offsets: Optional[np.ndarray] = None
         self._sample: Optional[np.ndarray] = None
+        self._files: Optional[IndexFiles] = None  # the folder's reader, for a loaded index
+        self._sentence_count: Optional[int] = None  # index.json's sentences, for a loaded index
         if search_index is not None and (len(search_index) != n or search_index.num_bits != self.num_bits):
             raise ValueError(f"the {search_index.index_type} index has {len(search_index)} codes of K = "
                              f"{search_index.num_bits}, the index {n} codes of K = {self.num_bits}")
@@ -553,26 +785,27 @@ class HammingIndex:
     @property
     def sentences(self) -> List[Dict[str, Any]]:
         if self._sentences is None:
-            with open(self._sentences_path, encoding="utf-8") as file:  # type: ignore[arg-type]
-                self._sentences = [json.loads(line) for line in file]
+            path = Path(self._sentences_path)  # type: ignore[arg-type]
+            files = self._files or IndexFiles(str(path.parent))
+            self._sentences = files.sentences(self._sentence_count, len(self), path.name)
         return self._sentences
 
     # ---------------------------------------------------------------------------------------------- disk
     def save(self, directory: str) -> None:
         """
         Writes the index to `directory` (created if needed; files listed in the module docstring). Each file is
-        written beside its old version and renamed over it, so an index loaded from `directory` (memory maps, the
-        sentences read on first use) can be saved back onto it.
+        written beside its old version under a temporary name, and all are renamed over the old ones (index.json
+        last) once every one is written (`outputs.staged_files`): a failed save leaves the old index and no
+        temporary file, and an index loaded from `directory` (memory maps, the sentences read on first use) can be
+        saved back onto it.
         """
-        root = Path(directory)
-        root.mkdir(parents=True, exist_ok=True)
+        with staged_files(directory) as staged:
+            self._save(staged)
 
+    def _save(self, staged: Any) -> None:
         def array(name: str, values: np.ndarray) -> None:
-            def write(path: str) -> None:
-                with open(path, "wb") as file:
-                    np.save(file, values)
-
-            _replace(root / name, write)
+            with open(staged.path(name), "wb") as file:
+                np.save(file, values)
 
         array("codes.npy", np.ascontiguousarray(self.codes, dtype=np.uint64))
         array("sentence_ids.npy", np.asarray(self.sentence_ids, dtype=np.int32))
@@ -582,18 +815,18 @@ class HammingIndex:
         lines = "".join(json.dumps({"words": sentence["words"], "source": sentence.get("source"),
                                     "line": sentence.get("line")}, ensure_ascii=False) + "\n"
                         for sentence in self.sentences)
-        _replace(root / "sentences.jsonl", lambda path: Path(path).write_text(lines, encoding="utf-8"))
+        Path(staged.path("sentences.jsonl")).write_text(lines, encoding="utf-8")
         search: Dict[str, Any] = {"type": self.index_type, "exact": self.exact}
         if self.search_index is None:
-            (root / FAISS_FILE).unlink(missing_ok=True)
+            staged.remove(FAISS_FILE)
         else:
-            _replace(root / FAISS_FILE, self.search_index.write)
+            self.search_index.write(staged.path(FAISS_FILE))
             search.update(file=FAISS_FILE, faiss_class=FAISS_CLASSES[self.index_type],
                           bits=8 * code_bytes(self.num_bits), params=self.search_index.params)
         meta = {"format": FORMAT, "version": VERSION, "num_bits": self.num_bits, "size": len(self),
                 "sentences": len(self.sentences), "corpus": self.corpus,
                 "label_views": {view: column.names for view, column in self.labels.items()}, "search": search}
-        (root / "index.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
+        Path(staged.path("index.json")).write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
 
     @classmethod
     def load(cls, directory: str, mmap: bool = True, numpy_scan: bool = False,
@@ -602,36 +835,32 @@ class HammingIndex:
         Opens a saved index; with `mmap` the arrays (and a flat FAISS index) are memory-mapped read-only instead
         of read. With `numpy_scan`, or for a version-1 directory, the FAISS index is not read and search scans the
         codes with numpy; else the FAISS index searches on `threads` threads (0: every core).
+
+        Every file is read through `IndexFiles`, which checks it: a missing, truncated or damaged file, one of
+        another dtype or length, codes wider than K or a FAISS index of another size raise `IndexFileError` (a
+        `DataFormatError` naming the file; `MissingIndexFileError` for a missing one).
         """
         check_threads(threads)
-        root = Path(directory)
-        meta_path = root / "index.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{directory} is not a Hamming index (no index.json): make one with "
-                                    "'allennlp bits index CODES.jsonl --out DIR'")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"{meta_path}: not a {FORMAT} index (format {meta.get('format')!r})")
-        if meta.get("version") not in (1, VERSION):
-            raise ValueError(f"{meta_path}: version {meta.get('version')!r} of the index format, this "
-                             f"bitcode_allennlp reads versions 1 and {VERSION}: rebuild it with 'allennlp bits index "
-                             f"CODES.jsonl --out {directory}'")
-        mode = "r" if mmap else None
-
-        def array(name: str) -> np.ndarray:
-            return np.load(root / name, mmap_mode=mode)
-
-        labels = {view: LabelColumn(array(f"labels.{view}.npy"), list(names))
+        files = IndexFiles(directory, mmap)
+        meta = files.meta()
+        num_bits, size = meta["num_bits"], meta["size"]
+        codes = files.array("codes.npy", np.uint64, size)
+        sentence_ids = files.array("sentence_ids.npy", np.int32, size)
+        positions = files.array("positions.npy", np.int32, size)
+        labels = {view: LabelColumn(files.array(f"labels.{view}.npy", np.int32, size), list(names))
                   for view, names in meta["label_views"].items()}
-        index = cls(array("codes.npy"), meta["num_bits"], array("sentence_ids.npy"), array("positions.npy"),
-                    labels=labels, corpus=meta.get("corpus"), sentences_path=str(root / "sentences.jsonl"))
-        if len(index) != meta["size"]:
-            raise ValueError(f"{root / 'codes.npy'} has {len(index)} codes but index.json says {meta['size']}")
+        sentences_path = files.existing("sentences.jsonl")
+        try:
+            index = cls(codes, num_bits, sentence_ids, positions, labels=labels, corpus=meta.get("corpus"),
+                        sentences_path=str(sentences_path))
+        except (ValueError, TypeError) as error:  # lengths and dtypes are checked above: codes wider than K
+            raise files.error("codes.npy", str(error)) from None
+        index._files, index._sentence_count = files, meta.get("sentences")
         index.version = meta["version"]
         search = meta.get("search") or {"type": "numpy"}
         if search["type"] != "numpy" and not numpy_scan:
             index.search_index = FaissBinaryIndex.read(
-                str(root / search.get("file", FAISS_FILE)), search["type"], index.num_bits, len(index),
+                str(files.root / search.get("file", FAISS_FILE)), search["type"], index.num_bits, len(index),
                 search.get("params"), mmap=mmap, threads=threads)
         return index
 
@@ -643,7 +872,7 @@ class HammingIndex:
 
     def distance_blocks(self, queries: np.ndarray) -> Iterator[Tuple[int, np.ndarray]]:
         """`(start, distances)` for consecutive blocks of `queries` (q,); `distances` (block, n) uint8."""
-        queries = np.asarray(queries, dtype=np.uint64).reshape(-1)  # (q,)
+        queries = check_codes(queries, self.num_bits, "queries").reshape(-1)  # (q,)
         block = max(1, BLOCK_BYTES // max(1, len(self)))
         for start in range(0, queries.shape[0], block):
             yield start, hamming_distances(queries[start : start + block], self.codes)
@@ -661,6 +890,7 @@ class HammingIndex:
 
         `np.ndarray` int64 of shape `(q,)`.
         """
+        queries = check_codes(queries, self.num_bits, "queries").reshape(-1)  # (q,)
         n, num_bits = len(self), self.num_bits
         stride = max(1, n // SAMPLE)
         if self._sample is None:
@@ -694,7 +924,7 @@ class HammingIndex:
         `(m,)` uint8, in any order. Index types numpy, flat and multihash: every entry at a distance <= the k-th
         smallest distance of the query, and maybe more (m >= k); hnsw and ivf: FAISS's k neighbours.
         """
-        queries = np.asarray(queries, dtype=np.uint64).reshape(-1)  # (q,)
+        queries = check_codes(queries, self.num_bits, "queries").reshape(-1)  # (q,)
         k = min(k, len(self))
         if k == 0:  # an empty index
             return
@@ -734,7 +964,8 @@ class HammingIndex:
         # Parameters
 
         queries : `int` or array-like of ints
-            Packed codes, shape `(q,)` (a scalar counts as one query).
+            Packed codes, shape `(q,)` (a scalar counts as one query), checked by `code_format.check_codes`
+            (integers in `[0, 2 ** K)`; no floats or bools).
         k : `int`
             Neighbours per query; at most the index size is returned.
 
@@ -742,9 +973,9 @@ class HammingIndex:
 
         `(indices, distances)`: `np.ndarray` int64 and uint8, both `(q, min(k, n))`.
         """
-        if k < 1:
-            raise ValueError(f"k must be positive, got {k}")
-        queries = np.asarray(queries, dtype=np.uint64).reshape(-1)  # (q,)
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        queries = check_codes(queries, self.num_bits, "queries").reshape(-1)  # (q,)
         unique, inverse = np.unique(queries, return_inverse=True)  # (u,), (q,)
         k = min(k, len(self))
         indices = np.empty((unique.shape[0], k), dtype=np.int64)  # (u, k)
@@ -758,14 +989,16 @@ class HammingIndex:
     def radius(self, query: int, radius: int) -> Tuple[np.ndarray, np.ndarray]:
         """Every entry within Hamming distance `radius` of `query`, by (distance, entry index): `(m,)` int64 indices
         and `(m,)` uint8 distances (on an ivf index, those in the nprobe cells nearest to the query)."""
-        if radius < 0:
-            raise ValueError(f"radius must be >= 0, got {radius}")
+        if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
+            raise ValueError(f"radius must be >= 0 (an integer), got {radius!r}")
+        query = check_code(query, self.num_bits, "query")
         if self.search_index is None:
             row = hamming_distances(np.array([query], dtype=np.uint64), self.codes)[0]  # (n,)
             found = np.flatnonzero(row <= radius)  # (m,)
             distances = row[found]  # (m,)
         else:
-            found, distances = self.search_index.within(pack_codes([query], self.num_bits), radius)[0]  # (m,), (m,)
+            packed = pack_codes(np.array([query], dtype=np.uint64), self.num_bits)  # (1, d / 8)
+            found, distances = self.search_index.within(packed, radius)[0]  # (m,), (m,)
         order = np.lexsort((found, distances))  # (m,)
         return found[order], distances[order]
 
@@ -801,16 +1034,46 @@ class HammingIndex:
         """One entry as a dict: `index`, `distance`, `code` (hex), `word`, `labels` (per view), `sentence_id`,
         `position`, `sentence` (its words), `source`."""
         sentence_id, position = int(self.sentence_ids[index]), int(self.positions[index])
+        if not 0 <= sentence_id < len(self.sentences):
+            self._corrupt("sentence_ids.npy", f"sentence_ids must be sentence numbers in [0, {len(self.sentences)}), "
+                                              f"got {sentence_id} (entry {index})")
         sentence = self.sentences[sentence_id]
+        if not 0 <= position < len(sentence["words"]):
+            words = len(sentence["words"])
+            self._corrupt("positions.npy", f"positions must be word positions in their sentence, got {position} "
+                                           f"(entry {index}; sentence {sentence_id} has {words} words)")
+        labels = {}
+        for view, column in self.labels.items():
+            label = int(column.ids[index])
+            if not 0 <= label < len(column.names):
+                self._corrupt(f"labels.{view}.npy", f"labels.{view} must be label ids in [0, {len(column.names)}), "
+                                                    f"got {label} (entry {index})")
+            labels[view] = column.names[label]
         return {"index": int(index), "distance": None if distance is None else int(distance),
                 "code": uint64_to_hex([self.codes[index]], self.num_bits)[0],
                 "word": sentence["words"][position],
-                "labels": {view: column.names[int(column.ids[index])] for view, column in self.labels.items()},
+                "labels": labels,
                 "sentence_id": sentence_id, "position": position, "sentence": sentence["words"],
                 "source": sentence.get("source")}
 
     def hits(self, indices: Sequence[int], distances: Sequence[int]) -> List[Dict[str, Any]]:
         return [self.hit(i, d) for i, d in zip(np.asarray(indices).tolist(), np.asarray(distances).tolist())]
+
+    def label_ids(self, view: str) -> np.ndarray:
+        """The label ids of `view` as int64 `(n,)`, checked to lie in `[0, len(names))` (one min and max)."""
+        column = self.labels[view]
+        ids = np.asarray(column.ids, dtype=np.int64)  # (n,)
+        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= len(column.names)):
+            entry = int(np.flatnonzero((ids < 0) | (ids >= len(column.names)))[0])
+            self._corrupt(f"labels.{view}.npy", f"labels.{view} must be label ids in [0, {len(column.names)}), got "
+                                                f"{int(ids[entry])} (entry {entry})")
+        return ids
+
+    def _corrupt(self, name: str, message: str) -> None:
+        """Raises `IndexFileError` naming the file `name` for a loaded index, else `ValueError` (`message`)."""
+        if self._files is not None:
+            raise self._files.error(name, message)
+        raise ValueError(message)
 
 
 def precision_at_k(
@@ -861,7 +1124,7 @@ def precision_at_k(
     k = min(k, len(index))
     unique, inverse = np.unique(queries.codes, return_inverse=True)  # (u,), (q,)
     inverse = inverse.reshape(-1)
-    database_labels = {view: np.asarray(index.labels[view].ids, dtype=np.int64) for view in views}  # (n,) each
+    database_labels = {view: index.label_ids(view) for view in views}  # (n,) each, checked
     sizes = {view: len(index.labels[view].names) for view in views}
     neighbours = {view: np.zeros((unique.shape[0], sizes[view]), dtype=np.float64) for view in views}  # (u, L)
     for row, found, distances in index.candidate_sets(unique, k):

@@ -12,8 +12,11 @@ killed run started again continues after the last complete line of OUTPUT (`--fo
 
 Beside OUTPUT, `OUTPUT.meta.json` records which model wrote it: `archive` (absolute path), `archive_sha256`,
 `num_bits`, `input`. Continuing OUTPUT with another archive (another SHA-256) or another K is refused, as is an
-OUTPUT whose last line has another `num_bits` (files written before the record existed). Before any work the
-command checks that INPUT exists and that OUTPUT is not a folder, and creates OUTPUT's folder if needed.
+OUTPUT whose last line has another `num_bits` (files written before the record existed). Before any work (before
+the model loads) the command checks that INPUT exists and that OUTPUT and its record can be written
+(`bitcode_allennlp.common.outputs.check_output`: not INPUT or the archive, also through a symlink, whatever
+`--force` says; not a folder; its folder is created if needed), and locks OUTPUT for the run (`OUTPUT.lock`): a
+second run on the same OUTPUT stops at once instead of writing its sentences a second time.
 
 **Shards.** The input is read in chunks of `--chunk-size` sentences (default 512), and each chunk is batched and
 written on its own. `--num-shards N --shard-index i` (0-based) re-annotates only the chunks whose number is i
@@ -31,7 +34,8 @@ archive or K, or from another input is refused. An unsharded run is shard 0 of 1
 input (path and fingerprint), reader settings, number of shards and chunk size, that every shard index 0..N-1 is
 given once, that each shard is complete and has exactly the lines its chunks hold (`shard_size`), and writes
 OUTPUT in input order (chunk c from shard c % N): byte for byte the file an unsharded run writes, with the same
-record plus `merged_from`.
+record plus `merged_from`. OUTPUT is locked and written to a temporary file renamed at the end (`outputs`), so a
+failed merge leaves no OUTPUT (or the old one).
 """
 import argparse
 import hashlib
@@ -51,8 +55,10 @@ from allennlp.models.archival import load_archive
 from allennlp.nn import util as nn_util
 
 from bitcode_allennlp.code_format import ints_to_hex
+from bitcode_allennlp.common import options
 from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.common.hashing_model import HashingModel
+from bitcode_allennlp.common.outputs import Input, atomic_file, check_output, output_lock
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
 
 logger = logging.getLogger(__name__)
@@ -92,17 +98,12 @@ def read_meta(output_path: str) -> Optional[Dict[str, Any]]:
     return meta
 
 
-def check_output_path(output_path: str) -> None:
-    """Before any work: OUTPUT is not a folder, and its folder exists (created if missing) and is writable."""
-    if os.path.isdir(output_path):
-        raise ConfigurationError(f"{output_path}: is a folder; --output is the codes file to write")
-    parent = os.path.dirname(os.path.abspath(output_path))
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except OSError as error:
-        raise ConfigurationError(f"{output_path}: cannot create its folder {parent} ({error.strerror})") from None
-    if not os.access(parent, os.W_OK):
-        raise ConfigurationError(f"{output_path}: cannot write into its folder {parent}")
+def check_output_path(output_path: str, input_path: Optional[str] = None, archive_path: Optional[str] = None) -> None:
+    """Before any work: OUTPUT and its record can be written and are not INPUT or the archive (`check_output`: not
+    a folder, its folder created if missing; `--force` does not override this)."""
+    inputs = [Input(input_path, "the input corpus"), Input(archive_path, "the model archive")]
+    check_output(output_path, inputs, option="--output", what="the codes file", has_force=True)
+    check_output(meta_path(output_path), inputs, option="--output", what="the codes file's record", has_force=True)
 
 
 def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: Optional[int],
@@ -203,11 +204,9 @@ def write_meta(output_path: str, archive_path: Optional[str], archive_sha256: Op
 
 
 def _write_json(path: str, value: Dict[str, Any]) -> None:
-    temporary = path + ".tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
+    with atomic_file(path) as file:  # a kill never leaves half a record
         json.dump(value, file, indent=1)
         file.write("\n")
-    os.replace(temporary, path)  # a kill never leaves half a record
 
 
 def completed_lines(path: str) -> Tuple[int, Optional[Dict[str, Any]], int]:
@@ -334,7 +333,9 @@ def reannotate(
     `sentences` (in the output), `resumed` (lines kept from an earlier run), `words` (coded in this run),
     `input_sentences` (sentences of the input, all shards).
     `archive_path` and `archive_sha256` (computed from `archive_path` when not given) go to the record
-    `output_path + ".meta.json"`; continuing a file written by another archive or K raises `ConfigurationError`.
+    `output_path + ".meta.json"`; continuing a file written by another archive or K raises `ConfigurationError`,
+    as does an `output_path` that is the input or the archive (`check_output_path`, whatever `force` says) or that
+    another run is writing (`output_lock`).
     With `num_shards` > 1 only the chunks of `chunk_size` sentences whose number is `shard_index` modulo
     `num_shards` are coded (`SHARDING`; an unsharded run with the same chunk size codes each chunk in the same
     batches). `fingerprint` (of the input, computed when None) and `reader_settings` (recorded; `max_instances`
@@ -343,6 +344,7 @@ def reannotate(
     if model.num_bits is None:
         raise ConfigurationError("this model has no hash layer: re-annotate with a hashing-stage archive")
     check_shard(num_shards, shard_index, chunk_size)
+    check_output_path(output_path, input_path, archive_path)
     if archive_sha256 is None and archive_path is not None and os.path.isfile(archive_path):
         archive_sha256 = file_sha256(archive_path)
     if fingerprint is None:
@@ -351,64 +353,65 @@ def reannotate(
     record = dict(archive_path=archive_path, archive_sha256=archive_sha256, num_bits=model.num_bits,
                   input_path=input_path, fingerprint=fingerprint, reader_settings=settings, num_shards=num_shards,
                   shard_index=shard_index, chunk_size=chunk_size)
-    done, last, offset = (0, None, 0)
-    if os.path.exists(output_path) and not force:
-        check_same_model(output_path, archive_sha256, model.num_bits, archive_path, num_shards, shard_index,
-                         fingerprint, chunk_size)
-        done, last, offset = completed_lines(output_path)
-        if last is not None and last.get("num_bits") != model.num_bits:
-            raise ConfigurationError(f"cannot continue {output_path}: its codes have {last.get('num_bits')!r} bits, "
-                                     f"this model's K is {model.num_bits}; delete it or pass --force")
-        os.truncate(output_path, offset)
-        if done:
-            logger.info("%s has %d complete lines: continuing after them", output_path, done)
-    model.eval()
-    words = 0
-    sentences = 0
-    read = [0]  # sentences of the input read so far, all shards
+    with output_lock(output_path):  # held until the record says complete: a second run stops at once
+        done, last, offset = (0, None, 0)
+        if os.path.exists(output_path) and not force:
+            check_same_model(output_path, archive_sha256, model.num_bits, archive_path, num_shards, shard_index,
+                             fingerprint, chunk_size)
+            done, last, offset = completed_lines(output_path)
+            if last is not None and last.get("num_bits") != model.num_bits:
+                raise ConfigurationError(f"cannot continue {output_path}: its codes have {last.get('num_bits')!r} "
+                                         f"bits, this model's K is {model.num_bits}; delete it or pass --force")
+            os.truncate(output_path, offset)
+            if done:
+                logger.info("%s has %d complete lines: continuing after them", output_path, done)
+        model.eval()
+        words = 0
+        sentences = 0
+        read = [0]  # sentences of the input read so far, all shards
 
-    def shard_instances() -> Iterator[Instance]:
-        for index, instance in enumerate(reader.read(input_path)):
-            read[0] = index + 1
-            if shard_of(index, num_shards, chunk_size) == shard_index:
-                yield instance  # whole chunks in input order: `_chunks` below gives back exactly those chunks
+        def shard_instances() -> Iterator[Instance]:
+            for index, instance in enumerate(reader.read(input_path)):
+                read[0] = index + 1
+                if shard_of(index, num_shards, chunk_size) == shard_index:
+                    yield instance  # whole chunks in input order: `_chunks` below gives back exactly those chunks
 
-    out = None  # opened on the first chunk to write, so a bad input leaves no empty output behind
-    bar = Tqdm.tqdm(desc="hash-corpus" if num_shards == 1 else f"hash-corpus {shard_index}/{num_shards}",
-                    unit=" sentences", disable=not progress)
-    try:
-        with torch.no_grad(), cached_word_pieces(reader):
-            for chunk in _chunks(shard_instances(), chunk_size):
-                if sentences + len(chunk) <= done:
+        out = None  # opened on the first chunk to write, so a bad input leaves no empty output behind
+        bar = Tqdm.tqdm(desc="hash-corpus" if num_shards == 1 else f"hash-corpus {shard_index}/{num_shards}",
+                        unit=" sentences", disable=not progress)
+        try:
+            with torch.no_grad(), cached_word_pieces(reader):
+                for chunk in _chunks(shard_instances(), chunk_size):
+                    if sentences + len(chunk) <= done:
+                        sentences += len(chunk)
+                        if sentences == done:
+                            _check_resume_point(chunk[-1], last, output_path)
+                        continue
+                    if sentences < done:  # the chunk straddles the resume point
+                        _check_resume_point(chunk[done - sentences - 1], last, output_path)
+                        chunk = chunk[done - sentences :]
+                        sentences = done
+                    lines = _code_chunk(model, reader, chunk, max_tokens, cuda_device, max_subtokens)
+                    if out is None:
+                        write_meta(output_path, **record)  # not complete until the end
+                        out = open(output_path, "a" if offset else "w", encoding="utf-8")
+                    out.write("".join(lines))
+                    out.flush()
                     sentences += len(chunk)
-                    if sentences == done:
-                        _check_resume_point(chunk[-1], last, output_path)
-                    continue
-                if sentences < done:  # the chunk straddles the resume point
-                    _check_resume_point(chunk[done - sentences - 1], last, output_path)
-                    chunk = chunk[done - sentences :]
-                    sentences = done
-                lines = _code_chunk(model, reader, chunk, max_tokens, cuda_device, max_subtokens)
-                if out is None:
-                    write_meta(output_path, **record)  # not complete until the end
-                    out = open(output_path, "a" if offset else "w", encoding="utf-8")
-                out.write("".join(lines))
-                out.flush()
-                sentences += len(chunk)
-                words += sum(len(instance["tokens"]) for instance in chunk)  # type: ignore[arg-type]
-                bar.update(len(chunk))
-    finally:
-        bar.close()
-        if out is not None:
-            out.close()
-    if sentences < done:
-        raise ConfigurationError(f"{output_path} has {done} lines but {input_path} has only {sentences} "
-                                 f"sentences{' in this shard' if num_shards > 1 else ''}: it was made from another "
-                                 "corpus; delete it or pass --force")
-    if out is None and offset == 0:
-        open(output_path, "w", encoding="utf-8").close()  # a shard with no sentences (or --force on a full file)
-    write_meta(output_path, **record, sentences=sentences, input_sentences=read[0])
-    return {"sentences": sentences, "resumed": done, "words": words, "input_sentences": read[0]}
+                    words += sum(len(instance["tokens"]) for instance in chunk)  # type: ignore[arg-type]
+                    bar.update(len(chunk))
+        finally:
+            bar.close()
+            if out is not None:
+                out.close()
+        if sentences < done:
+            raise ConfigurationError(f"{output_path} has {done} lines but {input_path} has only {sentences} "
+                                     f"sentences{' in this shard' if num_shards > 1 else ''}: it was made from "
+                                     "another corpus; delete it or pass --force")
+        if out is None and offset == 0:
+            open(output_path, "w", encoding="utf-8").close()  # a shard with no sentences (or --force on a full one)
+        write_meta(output_path, **record, sentences=sentences, input_sentences=read[0])
+        return {"sentences": sentences, "resumed": done, "words": words, "input_sentences": read[0]}
 
 
 def _check_resume_point(instance: Instance, last: Optional[Dict[str, Any]], output_path: str) -> None:
@@ -455,6 +458,15 @@ def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) 
     """
     if not shard_paths:
         raise ConfigurationError("no shards to merge")
+    inputs = [Input(path, "one of the shards") for path in shard_paths]
+    inputs += [Input(meta_path(path), "the record of a shard") for path in shard_paths]
+    check_output(output_path, inputs, option="--output", what="the merged file", has_force=True)
+    check_output(meta_path(output_path), inputs, option="--output", what="the merged file's record", has_force=True)
+    with output_lock(output_path):
+        return _merge_shards(shard_paths, output_path, force)
+
+
+def _merge_shards(shard_paths: List[str], output_path: str, force: bool) -> Dict[str, int]:
     metas = []
     for path in shard_paths:
         path = str(path)
@@ -513,16 +525,12 @@ def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) 
         if meta.get("sentences") != expected:
             raise ConfigurationError(f"{path}: its record says {meta.get('sentences')} sentences, but shard {index} "
                                      f"of {num_shards} (chunks of {chunk_size}) of {total} sentences has {expected}")
-    if any(os.path.exists(output_path) and os.path.samefile(output_path, path) for path in paths):
-        raise ConfigurationError(f"{output_path}: is one of the shards; write the merged file elsewhere")
-    check_output_path(output_path)
     if os.path.exists(output_path) and not force:
         raise ConfigurationError(f"{output_path}: exists; pass --force to replace it")
-    temporary = output_path + ".merging"
     files = [open(path, "rb") for path in paths]
     try:
         read = [0] * num_shards
-        with open(temporary, "wb") as out:
+        with atomic_file(output_path, "wb") as out:  # a failed merge leaves no OUTPUT (or the old one)
             for sentence in range(total):
                 index = shard_of(sentence, num_shards, chunk_size)
                 line = files[index].readline()
@@ -538,12 +546,9 @@ def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) 
                     raise ConfigurationError(
                         f"{paths[index]}: has more lines than the {meta_of[paths[index]]['sentences']} its record says;"
                         " the file was changed after its run finished; run its command with --force")
-        os.replace(temporary, output_path)
     finally:
         for file in files:
             file.close()
-        if os.path.exists(temporary):
-            os.remove(temporary)
     merged = {**reference, "num_shards": 1, "shard_index": 0, "complete": True, "sentences": total,
               "input_sentences": total, "merged_from": [os.path.abspath(path) for path in paths]}
     _write_json(meta_path(output_path), merged)
@@ -566,42 +571,46 @@ class HashCorpus(Subcommand):
         subparser.add_argument("archive_file", help="a trained hashing-stage model (model.tar.gz)")
         subparser.add_argument("input_file", help="the corpus, in the format of the archive's dataset reader")
         subparser.add_argument("-o", "--output", required=True, help="the codes corpus to write (JSON lines)")
-        subparser.add_argument("--batch-size", type=int, default=1024,
+        subparser.add_argument("--batch-size", type=options.positive_int, default=1024,
                                help="words per batch (padded size; token-budget batches, default 1024)")
-        subparser.add_argument("--max-subtokens", type=int, default=1536,
+        subparser.add_argument("--max-subtokens", type=options.positive_int, default=1536,
                                help="padded sub-tokens per batch (batch size × longest sentence in word pieces: what "
                                     "the PLM's memory follows; default 1536)")
-        subparser.add_argument("--cuda-device", type=int, default=-1, help="GPU id, or -1 for CPU (default)")
+        subparser.add_argument("--cuda-device", type=options.cuda_device, default=-1,
+                               help="GPU id, or -1 for CPU (default)")
         subparser.add_argument("--dataset-reader-choice", choices=["train", "validation"], default="validation",
                                help="which of the archive's dataset readers reads INPUT (default validation)")
-        subparser.add_argument("--max-instances", type=int, default=None,
+        subparser.add_argument("--max-instances", type=options.positive_int, default=None,
                                help="stop after this many sentences of INPUT, counted before sharding (the "
                                     "archive's own cap is not applied)")
         subparser.add_argument("--overrides", default="",
                                help="a JSON(NET) structure overriding the archive's config, e.g. another reader")
-        subparser.add_argument("--num-shards", type=int, default=1,
+        subparser.add_argument("--num-shards", type=options.positive_int, default=1,
                                help="split INPUT into this many shards (1: the whole input)")
-        subparser.add_argument("--shard-index", type=int, default=0,
+        subparser.add_argument("--shard-index", type=options.non_negative_int, default=0,
                                help="0-based shard to write: the chunks of INPUT whose 0-based number is "
                                     "shard-index modulo num-shards (merge with allennlp hash-corpus-merge)")
-        subparser.add_argument("--chunk-size", type=int, default=512,
+        subparser.add_argument("--chunk-size", type=options.positive_int, default=512,
                                help="sentences read, batched and written at a time, and the unit of sharding "
                                     "(the same for every shard)")
-        subparser.add_argument("--force", action="store_true", help="start OUTPUT over instead of continuing it")
+        subparser.add_argument("--force", action="store_true",
+                               help="start OUTPUT over instead of continuing it (never when OUTPUT is INPUT)")
         subparser.add_argument("--silent", action="store_true", help="no progress bar")
         subparser.set_defaults(func=hash_corpus_from_args)
         return subparser
 
 
 def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
-    if args.batch_size < 1:
-        raise ConfigurationError(f"--batch-size must be positive, got {args.batch_size}")
-    if args.max_subtokens < 1:
-        raise ConfigurationError(f"--max-subtokens must be positive, got {args.max_subtokens}")
+    # the numbers were checked by argparse (`bitcode_allennlp.common.options`)
     check_shard(args.num_shards, args.shard_index, args.chunk_size)
     if "://" not in str(args.input_file) and not os.path.exists(args.input_file):
         raise DataFormatError(args.input_file, None, "file does not exist")
-    check_output_path(args.output)
+    check_output_path(args.output, args.input_file, args.archive_file)
+    with output_lock(args.output):  # before the model loads: a second run on OUTPUT stops at once
+        return _hash_corpus(args)
+
+
+def _hash_corpus(args: argparse.Namespace) -> Dict[str, int]:
     archive_sha256 = file_sha256(args.archive_file) if os.path.isfile(args.archive_file) else None
     fingerprint = input_fingerprint(args.input_file)
     if not args.force:  # before loading the model

@@ -19,13 +19,24 @@ hub name. Two steps repair that:
 and `load_archive`, so `allennlp train`, `predict`, `evaluate` and `load_archive` need no option. Archives without a
 PLM, and archives made before this existed (no `transformers/index.json`), are made and loaded as before.
 `config.json` keeps the original `model_name`, so `allennlp train --recover` and the record of what was trained
-are unchanged. Standard library only at import time (imported while AllenNLP loads).
+are unchanged.
+
+The same patch checks what `load_archive` is given before AllenNLP builds anything (`check_archive`): a folder or
+`model.tar.gz` whose `config.json` is not a JSON object with `model` and `dataset_reader` objects, or that holds no
+weights (`weights.th` or `best.th`, unless `weights_file` is given), raises `ArchiveError` ``<archive>: <what is
+wrong>`` (a `ConfigurationError`: one line through the `allennlp` command) instead of AllenNLP's `AttributeError`.
+A `model.tar.gz` is read as a stream up to its config and weights entries (the first two of AllenNLP's archives),
+not extracted; one that cannot be read at all (empty, truncated, not a gzipped tar) is left to
+`bad_input.extracted_archive`, which names what is wrong. Standard library only at import time (imported while
+AllenNLP loads).
 """
 import json
 import logging
 import os
 import shutil
-from typing import Any, Dict, Iterator, List, Union
+import tarfile
+import zlib
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from bitcode_allennlp.patching import patch
 
@@ -38,6 +49,11 @@ TRANSFORMER_TYPES = ("pretrained_transformer", "pretrained_transformer_mismatche
 # Files that hold weights: not copied (the archive's state dict has them).
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".h5", ".msgpack", ".ckpt", ".pt", ".pth", ".onnx", ".ot", ".gguf",
                    ".tflite")
+CONFIG_NAME = "config.json"
+WEIGHTS_NAMES = ("weights.th", "best.th")
+"""The weights `load_archive` reads from an archive (`weights.th`) or a serialization folder (`best.th`)."""
+REQUIRED_SECTIONS = ("model", "dataset_reader")
+"""Sections of `config.json` that `load_archive` builds from (`validation_dataset_reader` is optional)."""
 
 
 def transformer_params(config: Any) -> Iterator[Dict[str, Any]]:
@@ -117,6 +133,117 @@ def use_archived_transformers(config, serialization_dir: Union[str, os.PathLike]
                 params["load_weights"] = False
 
 
+# ------------------------------------------------------------------------------------------------ checking archives
+
+
+def config_problem(text: Union[str, bytes], overrides: Any = "") -> Optional[str]:
+    """
+    What is wrong with the text of an archive's `config.json` for `load_archive`, or `None`: it must be a JSON
+    object (jsonnet is accepted too, as AllenNLP reads it) with `model` and `dataset_reader` objects (or a type
+    name, AllenNLP's short form); with `overrides` only the object is required (they may add sections).
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return (f"not a model archive, or a damaged one: its {CONFIG_NAME} is not UTF-8 text (byte "
+                    f"{error.start + 1})")
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        config = _jsonnet_value(text)
+        if config is None:
+            return (f"not a model archive, or a damaged one: its {CONFIG_NAME} is not JSON ({error.msg} at line "
+                    f"{error.lineno}, column {error.colno})")
+    if not isinstance(config, dict):
+        return (f"not a model archive: its {CONFIG_NAME} is a JSON {_json_type(config)}, not an object with "
+                "\"model\" and \"dataset_reader\"")
+    if overrides:
+        return None
+    for section in REQUIRED_SECTIONS + ("validation_dataset_reader",):
+        value = config.get(section)
+        if value is None and section != "validation_dataset_reader":
+            return f"not a model archive: its {CONFIG_NAME} has no \"{section}\" object"
+        if value is not None and not (isinstance(value, dict) or (isinstance(value, str) and value)):
+            return (f"not a model archive: in its {CONFIG_NAME}, \"{section}\" is a JSON {_json_type(value)}, "
+                    "not an object")
+    return None
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def _jsonnet_value(text: str) -> Any:
+    """`text` evaluated as jsonnet (what AllenNLP's `Params.from_file` does), or `None` if it is not jsonnet."""
+    try:
+        from _jsonnet import evaluate_snippet
+    except ImportError:
+        return None
+    try:
+        return json.loads(evaluate_snippet(CONFIG_NAME, text, ext_vars=dict(os.environ)))
+    except Exception:  # not jsonnet either: the JSON error is the one reported
+        return None
+
+
+def _archive_members(path: str) -> Tuple[Optional[bytes], bool, bool]:
+    """`(config.json's bytes or None, weights found, the whole archive read)` of a `model.tar.gz`, read as a stream
+    and stopped once both entries are found. `tarfile` / gzip errors propagate."""
+    config: Optional[bytes] = None
+    weights = False
+    with tarfile.open(path, "r|gz") as archive:
+        for member in archive:
+            name = os.path.normpath(member.name)
+            if name == CONFIG_NAME and member.isfile():
+                handle = archive.extractfile(member)
+                config = handle.read() if handle is not None else b""
+            elif name in WEIGHTS_NAMES and member.isfile():
+                weights = True
+            if config is not None and weights:
+                return config, weights, False
+    return config, weights, True
+
+
+def check_archive(archive_file: Union[str, os.PathLike], weights_file: Optional[str] = None,
+                  overrides: Any = "") -> None:
+    """
+    Raises `ArchiveError` naming `archive_file` (a serialization folder or a `model.tar.gz`) when `load_archive`
+    would fail on its contents: a `config.json` that is not a JSON object with `model` and `dataset_reader` objects
+    (`config_problem`), or no weights (`weights.th` or `best.th`) when `weights_file` is not given. A path that does
+    not exist locally, and a file that is not a readable gzipped tar, are left to `load_archive` (AllenNLP's
+    `cached_path` and `bad_input.extracted_archive` report those).
+    """
+    from bitcode_allennlp.common.errors import ArchiveError
+
+    path = os.fspath(archive_file)
+    if os.path.isdir(path):
+        config_path = os.path.join(path, CONFIG_NAME)
+        if not os.path.isfile(config_path):
+            raise ArchiveError(path, f"not a model archive: the folder has no {CONFIG_NAME}")
+        with open(config_path, "rb") as handle:
+            problem = config_problem(handle.read(), overrides)
+        if problem is None and not weights_file and not any(
+                os.path.isfile(os.path.join(path, name)) for name in WEIGHTS_NAMES):
+            problem = (f"no weights in the folder ({' or '.join(WEIGHTS_NAMES)}): not a model archive, or a "
+                       "training run that stopped before its first checkpoint")
+    elif os.path.isfile(path):
+        try:
+            config, weights, complete = _archive_members(path)
+        except (tarfile.TarError, EOFError, zlib.error, OSError):
+            return  # not a readable model.tar.gz: extracted_archive says what is wrong
+        if config is None:
+            return  # no config.json: extracted_archive says so
+        problem = config_problem(config, overrides)
+        if problem is None and complete and not weights and not weights_file:
+            problem = (f"no weights inside ({' or '.join(WEIGHTS_NAMES)}): not a model archive made by "
+                       "'allennlp train'")
+    else:
+        return
+    if problem is not None:
+        raise ArchiveError(path, problem)
+
+
 def _free_folder_name(name: str, taken: set) -> str:
     base = os.path.basename(os.path.normpath(name)) or "plm"
     folder, number = base, 1
@@ -146,9 +273,10 @@ def _save_pretrained(name: str, target: str) -> None:
 
 
 def install_self_contained_archives(module) -> None:
-    """`allennlp.models.archival`: `archive_model` adds the PLM's files (`add_transformer_files`) and loading points
-    the config at them (`use_archived_transformers`)."""
-    reason = "archives carry the PLM's config and tokenizer and load from them"
+    """`allennlp.models.archival`: `archive_model` adds the PLM's files (`add_transformer_files`), loading points
+    the config at them (`use_archived_transformers`), and `load_archive` checks the archive first (`check_archive`)."""
+    reason = ("archives carry the PLM's config and tokenizer and load from them; an archive whose config.json is not "
+              "a model config, or without weights, raises ArchiveError")
 
     def with_transformer_files(original_archive):
         def archive_model(serialization_dir, weights=module._DEFAULT_WEIGHTS, archive_path=None,
@@ -176,8 +304,18 @@ def install_self_contained_archives(module) -> None:
 
         return _load_model
 
+    def checked_load_archive(original_load):
+        def load_archive(archive_file, cuda_device=-1, overrides="", weights_file=None):
+            check_archive(archive_file, weights_file, overrides)
+            return original_load(archive_file, cuda_device, overrides, weights_file)
+
+        return load_archive
+
     # `everywhere`: also `allennlp.commands.train`'s imported name
     patch(module, "archive_model", with_transformer_files, everywhere=True, mark="self_contained_archives",
+          reason=reason)
+    # `everywhere`: also the names imported by `allennlp.models`, `predict`, `evaluate`, ... (check_archive)
+    patch(module, "load_archive", checked_load_archive, everywhere=True, mark="self_contained_archives",
           reason=reason)
     patch(module, "_load_dataset_readers", readers_from_archive, mark="self_contained_archives", reason=reason)
     patch(module, "_load_model", model_from_archive, mark="self_contained_archives", reason=reason)

@@ -3,12 +3,18 @@ readable archive errors, config variables named in errors, and reruns of runs th
 
 Each part is an extension of AllenNLP (not a version fix), installed by the `install_*` function below when the
 AllenNLP module it changes is first imported (`bitcode_allennlp.extensions` lists them; the patch names are
-``cli_errors``, ``config_errors``, ``predict_input``, ``archive_errors``, ``unstarted_runs``):
+``cli_errors``, ``config_errors``, ``predict_input``, ``archive_errors``, ``unstarted_runs``; ``output_files`` is
+installed with ``cli_errors``):
 
 * `wrap_main` (``allennlp.commands.main``): a `ConfigurationError` (which includes our `DataFormatError` and
   `ArchiveError`) or a missing / unreadable file prints ``allennlp <command>: error: <message>`` and a hint line
   on stderr and exits with status 1. `BITCODE_DEBUG=1` (or AllenNLP's own `ALLENNLP_DEBUG=1`) re-raises instead,
   with the full traceback. Every other exception (a bug) keeps its traceback.
+* `output_files` (``allennlp predict`` and ``allennlp evaluate``): their numeric options are checked by argparse
+  (`bitcode_allennlp.common.options`: ``--batch-size`` a positive integer, ``--cuda-device`` -1 or a GPU id), and
+  before the model loads their outputs (``--output-file``, ``--predictions-output-file``) are checked, locked and
+  written atomically (`bitcode_allennlp.common.outputs`): not an input, not a folder, creatable; a failed run leaves
+  the old output (or none), never a half-written one.
 * `wrap_evaluate` (``allennlp.common.params``): a jsonnet error becomes a `ConfigurationError`
   ``<config file>: <jsonnet's message>``; `training_configs/env.libsonnet` makes that message name the variable
   (``environment variable K="abc" is not a number``).
@@ -36,22 +42,23 @@ import sys
 import tarfile
 import tempfile
 import zlib
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 
 # The module, not its names: this file is imported by the compat hook while `allennlp.common.params` loads,
 # which can happen in the middle of importing `bitcode_allennlp.common.errors` itself (it imports allennlp).
-from bitcode_allennlp.common import errors
+from bitcode_allennlp.common import errors, options
 from bitcode_allennlp.common.console import (  # noqa: F401 (DEBUG_VARIABLES, command_name, error_message: API)
-    DEBUG_VARIABLES, command_name, debug, error_message, report_user_error,
+    DEBUG_VARIABLES, USER_OS_ERRORS, command_name, debug, error_message, report_user_error,
 )
+from bitcode_allennlp.common.outputs import Input, atomic_path, guarded_outputs, split_paths
 from bitcode_allennlp.patching import patch, replacing
 
 logger = logging.getLogger(__name__)
 
-USER_ERRORS = (ConfigurationError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+USER_ERRORS = (ConfigurationError,) + USER_OS_ERRORS
 """Errors about the user's input, printed as one line; everything else keeps its traceback."""
 
 UNSTARTED_ENTRIES = ("config.json", "meta.json", "vocabulary")
@@ -79,9 +86,78 @@ def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
 
 
 def install_cli_errors(module) -> None:
-    """`allennlp.commands`: one error line (and exit status 1) instead of a traceback for a user's error."""
+    """`allennlp.commands`: one error line (and exit status 1) instead of a traceback for a user's error; and
+    `allennlp evaluate`'s numeric options and outputs checked (`add_evaluate_checks`; its module is loaded by now)."""
     patch(module, "main", wrap_main,
           mark="cli_errors", reason="allennlp's main prints a user error as one line (BITCODE_DEBUG=1: the traceback)")
+    evaluate = sys.modules.get("allennlp.commands.evaluate")
+    if evaluate is not None:
+        patch(evaluate.Evaluate, "add_subparser", add_evaluate_checks, mark="output_files", reason=OUTPUT_FILES)
+
+
+# ------------------------------------------------------------------------------------------------ options, outputs
+
+OUTPUT_FILES = ("allennlp predict and evaluate: --batch-size and --cuda-device checked by argparse; their output files "
+                "checked before the model loads, locked and written atomically")
+
+NUMERIC_OPTIONS = {"batch_size": options.positive_int, "cuda_device": options.cuda_device}
+"""The `type` of AllenNLP's numeric options of `predict` and `evaluate`, by destination."""
+
+
+def set_numeric_types(subparser: Any) -> None:
+    """Sets the argparse `type` of the existing numeric options of an AllenNLP sub-command (`NUMERIC_OPTIONS`)."""
+    for action in subparser._actions:
+        if action.dest in NUMERIC_OPTIONS:
+            action.type = NUMERIC_OPTIONS[action.dest]
+
+
+@contextmanager
+def written_atomically(args: Any, outputs: List[Tuple[str, str, str]], inputs: List[Input]) -> Iterator[None]:
+    """
+    For the block (an AllenNLP command that writes its outputs by name): the outputs `(attribute of args, option,
+    what)` (comma-separated lists, as AllenNLP takes them) are checked against `inputs` and locked, and
+    `args.<attribute>` names temporary files beside them, renamed over them when the block ends without an
+    exception (`outputs.atomic_path`); after the block `args` names the outputs again.
+    """
+    given = {attribute: getattr(args, attribute, None) for attribute, _, _ in outputs}
+    paths = [(attribute, path, option, what) for attribute, option, what in outputs
+             for path in split_paths(given[attribute])]
+    with guarded_outputs([(path, option, what) for _, path, option, what in paths], inputs), ExitStack() as stack:
+        temporary = {path: stack.enter_context(atomic_path(path)) for _, path, _, _ in paths}
+        try:
+            for attribute, value in given.items():
+                if value is not None:
+                    setattr(args, attribute, ",".join(temporary[path] for path in split_paths(value)))
+            yield
+        finally:
+            for attribute, value in given.items():
+                setattr(args, attribute, value)
+
+
+def add_evaluate_checks(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`Evaluate.add_subparser` with checked numeric options (`set_numeric_types`) and outputs
+    (`written_atomically`): `--output-file` and `--predictions-output-file` (unless `--auto-names` names them)."""
+
+    def add_subparser(self, parser):
+        subparser = original(self, parser)
+        set_numeric_types(subparser)
+        evaluate = subparser.get_default("func")
+
+        def func(args):
+            auto = getattr(args, "auto_names", "NONE")
+            outputs = [("output_file", "--output-file", "the metrics file")] if auto not in ("METRICS", "ALL") else []
+            if auto not in ("PREDS", "ALL"):
+                outputs.append(("predictions_output_file", "--predictions-output-file", "the predictions file"))
+            inputs = [Input(path, "the evaluation data") for path in split_paths(args.input_file)]
+            inputs += [Input(args.archive_file, "the model archive"), Input(args.weights_file, "the weights file")]
+            with written_atomically(args, outputs, inputs):
+                return evaluate(args)
+
+        subparser.set_defaults(func=func)
+        return subparser
+
+    add_subparser.__wrapped__ = original  # type: ignore[attr-defined]
+    return add_subparser
 
 
 # ------------------------------------------------------------------------------------------------ configs
@@ -131,8 +207,10 @@ _SKIP_BAD_LINES: "contextvars.ContextVar[bool]" = contextvars.ContextVar("skip_b
 
 
 def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
-    """`Predict.add_subparser`, adding `--skip-bad-lines`. Idempotent: wrapping an already wrapped one returns it
-    (a second wrapper would add the option twice, an argparse conflict; `patch` also applies it only once)."""
+    """`Predict.add_subparser`, adding `--skip-bad-lines`, with checked numeric options (`set_numeric_types`) and
+    `--output-file` checked, locked and written atomically (`written_atomically`). Idempotent: wrapping an already
+    wrapped one returns it (a second wrapper would add the option twice, an argparse conflict; `patch` also applies
+    it only once)."""
     if getattr(original, "_adds_skip_bad_lines", False):
         return original
 
@@ -141,12 +219,16 @@ def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
         subparser.add_argument("--skip-bad-lines", action="store_true",
                                help="skip input lines that are not a valid JSON input (each is logged with its "
                                     "line number) instead of failing before any prediction")
+        set_numeric_types(subparser)
         predict = subparser.get_default("func")
 
         def func(args):
             token = _SKIP_BAD_LINES.set(bool(getattr(args, "skip_bad_lines", False)))
+            inputs = [Input(args.input_file, "the input file"), Input(args.archive_file, "the model archive"),
+                      Input(getattr(args, "weights_file", None), "the weights file")]
             try:
-                return predict(args)
+                with written_atomically(args, [("output_file", "--output-file", "the predictions")], inputs):
+                    return predict(args)
             finally:
                 _SKIP_BAD_LINES.reset(token)
 

@@ -210,6 +210,10 @@ def add_verbose_argument(parser) -> None:
 # ------------------------------------------------------------------------------------------------ user errors
 
 
+USER_OS_ERRORS = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
+"""Errors of the operating system about a path the user gave, printed as one line like a `ConfigurationError`."""
+
+
 def debug() -> bool:
     """Whether `BITCODE_DEBUG` or `ALLENNLP_DEBUG` asks for full tracebacks."""
     return any(os.environ.get(name, "") not in ("", "0") for name in DEBUG_VARIABLES)
@@ -251,7 +255,14 @@ def start_cli() -> None:
 
     if light_cli.is_light(args):
         record("light_bits", "allennlp bits runs without importing AllenNLP")
-        raise SystemExit(light_cli.run_bits(args))
+        try:
+            status = light_cli.run_bits(args)
+        except Exception:  # a bug, or any error under BITCODE_DEBUG=1: its traceback, as Python prints it
+            # Not raised on: the import hook running this function would log it and go on to AllenNLP's parser,
+            # which has no `bits` in this process ("invalid choice: 'bits'").
+            sys.excepthook(*sys.exc_info())
+            status = 1
+        raise SystemExit(status)
 
 
 def install_verbose_flag(module) -> None:

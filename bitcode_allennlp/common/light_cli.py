@@ -5,8 +5,10 @@ plugins (7-9 s), and `bits stats | heatmap | index | search | precision | probe`
 of it. When the `allennlp` command starts with one of these (`is_light`), `console.start_cli` calls `run_bits`
 before AllenNLP is imported: it builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)"
 help), runs the sub-command, prints a user error as `allennlp bits <command>: error: <message>` (exit status 1, as
-through AllenNLP) and exits. `bits diff ARCHIVE ...` loads a model and goes through AllenNLP as before, as does any
-`--include-package` other than `bitcode_allennlp`.
+through AllenNLP) and exits. Any other exception, and every error under `BITCODE_DEBUG=1`, is raised with its
+traceback; `start_cli` prints it and exits with status 1 (it must not reach the import hook, which would log it and
+go on to AllenNLP's parser, where this process has no `bits`). `bits diff ARCHIVE ...` loads a model and goes through
+AllenNLP as before, as does any `--include-package` other than `bitcode_allennlp`.
 
 In that process, and only there (`ACTIVE`), the two AllenNLP names our `bits` modules use are stand-ins with the
 same interface: `ConfigurationError` (the base of `DataFormatError`, raised for bad input) and `Subcommand` (whose
@@ -155,15 +157,14 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
     global ACTIVE
     ACTIVE = True
     from bitcode_allennlp.bits.command import Bits
-    from bitcode_allennlp.common.console import debug, report_user_error
+    from bitcode_allennlp.common.console import USER_OS_ERRORS, debug, report_user_error
 
     parser = _parser_class()(description="Run AllenNLP", prog=prog)
     subparsers = parser.add_subparsers(title="Commands", metavar="")
     subparser = Bits().add_subparser(subparsers)
     subparser.add_argument("--include-package", type=str, action="append", default=[],
                            help="additional packages to include")
-    user_errors = (LightConfigurationError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
-                   PermissionError)
+    user_errors = (LightConfigurationError,) + USER_OS_ERRORS
     checks = sys.modules.get("allennlp.common.checks")  # loaded only if a sub-command needed AllenNLP after all
     try:
         parsed = parser.parse_args(args)
