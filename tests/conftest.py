@@ -111,3 +111,26 @@ def shared_data():
     if not SHARED.is_dir():
         pytest.skip(f"{SHARED} not found (the corpora live beside the repository)")
     return SHARED / "data"
+
+
+def train_archive(config: str, directory, **variables) -> str:
+    """`config` trained for one epoch on the fixtures (tiny BERT) in this process; returns its model.tar.gz."""
+    from allennlp.commands.train import train_model_from_file
+
+    import bitcode_allennlp.plugin  # noqa: F401
+
+    with environment(EPOCHS="1", **variables):
+        train_model_from_file(str(CONFIGS / config), str(directory), force=True)
+    return str(Path(directory) / "model.tar.gz")
+
+
+@pytest.fixture(scope="session")
+def ner_hash_archive(tmp_path_factory):
+    """`ner_hash.jsonnet`, one epoch on the fixtures, shared by every test of the session."""
+    return train_archive("ner_hash.jsonnet", tmp_path_factory.mktemp("ner_hash"))
+
+
+@pytest.fixture(scope="session")
+def parse_hash_archive(tmp_path_factory):
+    """`parse_hash.jsonnet`, one epoch on the fixtures, shared by every test of the session."""
+    return train_archive("parse_hash.jsonnet", tmp_path_factory.mktemp("parse_hash"))

@@ -29,15 +29,14 @@ from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
 from bitcode_allennlp.code_stage.binary_codes_reader import BinaryCodesDatasetReader
 from tests.conftest import CONFIGS, FIXTURES, ROOT
-from tests.code_stage.conftest import train_archive
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
 HINT = "(set BITCODE_DEBUG=1 for the full traceback)"
 
 
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory) -> Path:
-    return Path(train_archive("ner_hash.jsonnet", tmp_path_factory.mktemp("ner_hash")))
+@pytest.fixture
+def archive(ner_hash_archive) -> Path:
+    return Path(ner_hash_archive)
 
 
 def allennlp(monkeypatch, capsys, *args, env: Optional[Dict[str, str]] = None):

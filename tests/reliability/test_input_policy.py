@@ -13,25 +13,20 @@ from bitcode_allennlp.common.errors import DataFormatError
 from bitcode_allennlp.common.text_checks import length_problem, unicode_problem
 from bitcode_allennlp.data.dataset_readers import ConllColumnsDatasetReader
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import PtbSpansDatasetReader
-from tests.conftest import CONFIGS, FIXTURES, allennlp_in_process
+from tests.conftest import FIXTURES, allennlp_in_process
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
 PARSE_DEV = FIXTURES / "data" / "ptb" / "craft_dev.tree"
-TINY = {"EPOCHS": "1", "MAX_INSTANCES": "16", "DEV_MAX_INSTANCES": "4"}
 
 
-@pytest.fixture(scope="module")
-def ner_archive(tmp_path_factory):
-    run = tmp_path_factory.mktemp("policy_ner") / "run"
-    allennlp_in_process("train", CONFIGS / "ner_hash.jsonnet", "-s", run, **TINY)
-    return run / "model.tar.gz"
+@pytest.fixture
+def ner_archive(ner_hash_archive):
+    return ner_hash_archive
 
 
-@pytest.fixture(scope="module")
-def parse_archive(tmp_path_factory):
-    run = tmp_path_factory.mktemp("policy_parse") / "run"
-    allennlp_in_process("train", CONFIGS / "parse_hash.jsonnet", "-s", run, **TINY)
-    return run / "model.tar.gz"
+@pytest.fixture
+def parse_archive(parse_hash_archive):
+    return parse_hash_archive
 
 
 def predict(archive, tmp_path, lines, *options):

@@ -20,7 +20,6 @@ from allennlp.common.checks import ConfigurationError
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.common import outputs
 from bitcode_allennlp.common.outputs import Input, atomic_file, check_output, output_lock, staged_files
-from tests.code_stage.conftest import train_archive
 from tests.conftest import FIXTURES, ROOT
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
@@ -29,9 +28,9 @@ CODES = FIXTURES / "data" / "codes" / "ner.train.jsonl"
 HINT = "(set BITCODE_DEBUG=1 for the full traceback)"
 
 
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory) -> Path:
-    return Path(train_archive("ner_hash.jsonnet", tmp_path_factory.mktemp("ner_hash")))
+@pytest.fixture
+def archive(ner_hash_archive) -> Path:
+    return Path(ner_hash_archive)
 
 
 def allennlp(monkeypatch, capsys, *args, env=None):
