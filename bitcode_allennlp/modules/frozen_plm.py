@@ -185,10 +185,11 @@ class FrozenPlmWordsEmbedder(TokenEmbedder):
         if missing:
             plm.to(token_ids.device)
             rows = torch.tensor(missing, device=token_ids.device)  # (missing,)
-            inputs = [t.index_select(0, rows) for t in (token_ids, mask, type_ids, wordpiece_mask, piece_index,
-                                                         piece_words, piece_mask)]
+            inputs = dict(token_ids=token_ids, mask=mask, type_ids=type_ids, wordpiece_mask=wordpiece_mask,
+                          piece_index=piece_index, piece_words=piece_words, piece_mask=piece_mask)
             with torch.no_grad():
-                vectors, counts = plm.word_vectors(*inputs)  # (missing, words, d), (missing, words)
+                vectors, counts = plm.word_vectors(  # (missing, words, d), (missing, words)
+                    {name: t.index_select(0, rows) for name, t in inputs.items()})
             for j, i in enumerate(missing):
                 cache[keys[i]] = (vectors[j, : lengths[i]].clone(), counts[j, : lengths[i]].clone())
         vectors = token_ids.new_zeros((*mask.shape, self.get_output_dim()), dtype=torch.float)  # (batch, words, d)

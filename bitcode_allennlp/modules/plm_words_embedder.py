@@ -121,21 +121,17 @@ class PlmWordsEmbedder(TokenEmbedder):
         piece_words: torch.LongTensor,
         piece_mask: torch.BoolTensor,
     ) -> torch.Tensor:
-        vectors, counts = self.word_vectors(token_ids, mask, type_ids, wordpiece_mask, piece_index, piece_words,
-                                            piece_mask)  # (batch, words, d), (batch, words)
+        vectors, counts = self.word_vectors(dict(  # (batch, words, d), (batch, words)
+            token_ids=token_ids, mask=mask, type_ids=type_ids, wordpiece_mask=wordpiece_mask,
+            piece_index=piece_index, piece_words=piece_words, piece_mask=piece_mask))
         return fill_empty_words(vectors, counts, mask, self.empty_word)  # (batch, words, d)
 
-    def word_vectors(
-        self,
-        token_ids: torch.LongTensor,
-        mask: torch.BoolTensor,
-        type_ids: torch.LongTensor,
-        wordpiece_mask: torch.BoolTensor,
-        piece_index: torch.LongTensor,
-        piece_words: torch.LongTensor,
-        piece_mask: torch.BoolTensor,
-    ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Each word's average piece vector (zero for a word with no piece) and its number of pieces."""
+    def word_vectors(self, tokens: Dict[str, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Each word's average piece vector (zero for a word with no piece) and its number of pieces, from the
+        `plm_words` indexer's tensors (`forward`'s arguments, by name)."""
+        token_ids, mask, wordpiece_mask = tokens["token_ids"], tokens["mask"], tokens["wordpiece_mask"]
+        piece_index, piece_words, piece_mask = tokens["piece_index"], tokens["piece_words"], tokens["piece_mask"]
+        type_ids = tokens["type_ids"]
         batch, width = token_ids.shape
         words, d = mask.size(1), self.output_dim
         counts = piece_mask.new_zeros((batch, words), dtype=torch.float)  # (batch, words)
