@@ -47,6 +47,7 @@ words first, then the label's name (`LabelColumn` order).
 (distinct (word, code) pairs / word types, train), and the most frequent train word (ties: the first in string
 order) with its occurrences and distinct codes.
 """
+import logging
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -55,6 +56,8 @@ import numpy as np
 from bitcode_allennlp.bits.corpus import CodesCorpus
 from bitcode_allennlp.code_format import unpack_bits
 from bitcode_allennlp.bits.index import hamming_distances
+
+logger = logging.getLogger(__name__)
 
 KS = (1, 10, 100)
 BLOCK_ELEMENTS = 1 << 21
@@ -309,6 +312,14 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: i
     to_train = {name: i for i, name in enumerate(names)}
     dev_map = np.array([to_train.get(name, -1) for name in dev.labels[view].names], dtype=np.int64)  # (L_dev,)
     y_dev = dev_map[dev.labels[view].ids]  # (m,) -1: a label absent from train
+    unseen = int(np.sum(y_dev < 0))
+    if unseen:
+        missing = sorted({name for name, i in zip(dev.labels[view].names, dev_map) if i < 0})
+        shown = ", ".join(missing[:8]) + (", ..." if len(missing) > 8 else "")
+        share = 100 * unseen / max(len(y_dev), 1)
+        logger.warning("bits probe: %s of %s dev words (%.1f%%) have a %s label that no train word has (%s): no "
+                       "probe can get them right%s", f"{unseen:,}", f"{len(y_dev):,}", share, view, shown,
+                       "; no dev label occurs in train" if unseen == len(y_dev) else "")
     priority = label_priority(np.bincount(y_train, minlength=num_labels))  # (L,)
 
     def accuracy(predictions: np.ndarray) -> float:

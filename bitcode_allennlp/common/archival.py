@@ -1,10 +1,10 @@
 """Self-contained archives: the PLM's configuration and tokenizer files travel inside `model.tar.gz`.
 
 An AllenNLP archive holds the training config, the vocabulary and the weights (the PLM's fine-tuned weights
-included). The config's `plm_words`, `pretrained_transformer` and `pretrained_transformer_mismatched` indexers, tokenizers and
-embedders name the PLM by `model_name`, a directory or a hub name, and loading rebuilds the tokenizer and the
-transformer from there: the archive breaks when that directory is moved or deleted, and needs the network for a
-hub name. Two steps repair that:
+included). The config's `plm_words`, `pretrained_transformer` and `pretrained_transformer_mismatched` indexers,
+tokenizers and embedders name the PLM by `model_name`, a directory or a hub name, and loading rebuilds the
+tokenizer and the transformer from there: the archive breaks when that directory is moved or deleted, and needs
+the network for a hub name. Two steps repair that:
 
 * archiving, `add_transformer_files(serialization_dir)`: every PLM named in `config.json` gets a copy of its files
   except the weights (`config.json`, tokenizer files, README) in `<serialization_dir>/transformers/<name>/`

@@ -63,8 +63,9 @@ class CodesPredictor(Predictor):
         Raises `ValueError` naming the field for an input this predictor cannot read: not an object; `"tokens"`
         not a list, a token that is not a string, empty or only whitespace (the readers reject those too);
         `"sentence"` not a string; `"codes"` not a list of hex codes of the model's K (`parse_hex_code`, strict);
-        `"words"` not one string per code; text that is not valid Unicode (a lone surrogate), a sentence over the
-        reader's `max_words` or over `MAX_SENTENCE_CHARACTERS` (`bitcode_allennlp.common.text_checks`). `allennlp predict` calls it for every input line before predicting
+        `"words"` not one string per code; both `"sentence"` and `"tokens"`; text that is not valid Unicode (a lone
+        surrogate), a sentence over the reader's `max_words` or over `MAX_SENTENCE_CHARACTERS`
+        (`bitcode_allennlp.common.text_checks`). `allennlp predict` calls it for every input line before predicting
         (`bitcode_allennlp.common.bad_input`); `instance` calls it for every input.
         """
         if not isinstance(json_dict, dict):
@@ -88,6 +89,8 @@ class CodesPredictor(Predictor):
                 if unicode_problem(word):
                     raise ValueError(f'"words"[{index}] {unicode_problem(word)}')
             return
+        if "tokens" in json_dict and "sentence" in json_dict:
+            raise ValueError('give either "sentence" (raw text) or "tokens" (its words), not both')
         if "tokens" in json_dict:
             tokens = json_dict["tokens"]
             if not isinstance(tokens, list):

@@ -115,7 +115,8 @@ class FrozenTransformerMismatchedEmbedder(TokenEmbedder):
 
 
 # (model_name, max_length, layer) -> the frozen `plm_words` embedder and its sentence cache, shared in the process.
-_WORD_PLMS: Dict[Tuple[str, Optional[int], str], Tuple[PlmWordsEmbedder, Dict[bytes, Tuple[torch.Tensor, torch.Tensor]]]]
+_WORD_PLMS: Dict[Tuple[str, Optional[int], str],
+                 Tuple[PlmWordsEmbedder, Dict[bytes, Tuple[torch.Tensor, torch.Tensor]]]]
 _WORD_PLMS = {}
 
 

@@ -16,7 +16,8 @@ from tests.conftest import CONFIGS, DECODERS, FAMILIES, FIXTURES, allennlp_in_pr
 WINDOW = "48"
 ODD = [
     {"sentence": "RT @BBCNews : Obama visits Berlin today 😀 👍🏽 !"},
-    {"tokens": ["Zoë", "naïve", "e\u0301", "co\u200bop", "ﬁ", "Ꙭ", "貓", "[SEP]", "<s>", "<|endoftext|>", "</s>"]},
+    {"tokens": ["Zoë", "naïve", "e\u0301", "co\u200bop", "ﬁ", "Ꙭ", "貓", "[SEP]", "<s>", "<|endoftext|>",
+                "</s>"]},
     {"tokens": ["\u200b"]},  # no piece in most tokenizers, alone in its batch
     {"tokens": ["\u200b", "\ufe0f", "\u0301"]},
     {"tokens": ["word"] + ["Berlin", "visits", "😀", "e\u0301"] * 40},  # over the window

@@ -130,3 +130,26 @@ def test_evaluate_counts_an_unseen_phrase_label_as_a_miss(parse_archive, tmp_pat
     assert re.search(r"span label '[^']*QQQ' is not one of the model's: the loss reads it as '[^']*\|<>', EVALB "
                      "counts its bracket as a miss", caplog.text)
     assert scores["new_label"] <= scores["dev"]
+
+
+def test_sentence_and_tokens_in_one_line_are_refused(ner_archive, tmp_path):
+    with pytest.raises(DataFormatError, match=r'input\.jsonl, line 1: give either "sentence" \(raw text\) or '
+                                              r'"tokens" \(its words\), not both'):
+        predict(ner_archive, tmp_path, [{"sentence": "a b", "tokens": ["a", "b"]}])
+
+
+def test_probe_warns_when_dev_labels_never_occur_in_train(tmp_path, caplog):
+    from bitcode_allennlp.bits.corpus import read_codes_corpus
+    from bitcode_allennlp.bits.probe import probe_codes
+
+    codes = FIXTURES / "data" / "codes" / "ner.train.jsonl"
+    lines = codes.read_text(encoding="utf-8").splitlines()
+    dev = tmp_path / "dev.jsonl"
+    renamed = [json.loads(line) for line in lines[:5]]
+    for record in renamed:
+        record["tags"] = ["U-NEW"] * len(record["tags"])
+    dev.write_text("".join(json.dumps(record) + "\n" for record in renamed), encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        probe_codes(read_codes_corpus(str(codes)), read_codes_corpus(str(dev)), epochs=1, min_steps=1)
+    assert "have a tag label that no train word has (U-NEW): no probe can get them right; no dev label occurs " \
+           "in train" in caplog.text
