@@ -47,5 +47,5 @@ def test_lstm_model_reads_codes_only(monkeypatch):
 
 def test_unknown_encoder_is_refused(monkeypatch):
     monkeypatch.setenv("CODE_ENCODER", "gru")
-    with pytest.raises(Exception, match="CODE_ENCODER must be"):
+    with pytest.raises(Exception, match="CODE_ENCODER=\"gru\" is not one of transformer, window, lstm"):
         build("pos_code.jsonnet")

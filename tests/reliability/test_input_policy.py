@@ -91,7 +91,7 @@ def test_readers_refuse_a_sentence_over_max_words_before_any_tensor(tmp_path):
         list(reader.read(str(path)))
     assert [len(i["tokens"]) for i in ConllColumnsDatasetReader(max_words=5, skip_invalid=True).read(str(path))] \
         == [2, 1]
-    assert ConllColumnsDatasetReader().max_words == 2000 and PtbSpansDatasetReader().max_words == 1000
+    assert ConllColumnsDatasetReader().max_words == 2000 and PtbSpansDatasetReader().max_words == 2000
     trees = tmp_path / "long.tree"
     trees.write_text("(S (NN a) (NN b))\n(S " + "(NN w) " * 4 + ")\n", encoding="utf-8")
     with pytest.raises(DataFormatError, match=re.escape(f"{trees}, line 2: a sentence of 4 words")):

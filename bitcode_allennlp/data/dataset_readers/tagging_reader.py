@@ -177,7 +177,7 @@ class TaggingDatasetReader(DatasetReader):
     max_words : `int`, optional (default = `None`)
         A longer sentence is malformed (`DataFormatError`, or skipped with `skip_invalid`): the hash layer's memory
         grows with the square of a sentence. `None`: the reader's default, `default_max_words` (2,000 words;
-        the span parser's 1,000); `bitcode_allennlp.common.text_checks`.
+        `bitcode_allennlp.common.text_checks`).
     **kwargs
         `DatasetReader` arguments, e.g. `max_instances`. Sharding for distributed training and multi-process
         loading is done here (per sentence).

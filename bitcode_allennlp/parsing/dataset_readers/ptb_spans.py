@@ -17,7 +17,6 @@ from allennlp.data.tokenizers import Token
 from nltk import Tree
 
 from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.common.text_checks import DEFAULT_MAX_PARSE_WORDS
 from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader
 from bitcode_allennlp.data.dataset_readers.tagging_reader import apply_token_policy
 from bitcode_allennlp.parsing.trees import (
@@ -119,7 +118,7 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
     skip_invalid : `bool`, optional (default = `False`)
         Skip malformed trees (one warning at the end) instead of raising `DataFormatError`.
     max_words : `int`, optional (default = `None`)
-        A longer tree is malformed; `None`: 1,000 words (`text_checks.DEFAULT_MAX_PARSE_WORDS`).
+        A longer tree is malformed; `None`: 2,000 words (`text_checks.DEFAULT_MAX_WORDS`).
     **kwargs
         `DatasetReader` arguments, e.g. `max_instances`.
 
@@ -141,11 +140,9 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
             raise DataFormatError(path, raw.line, str(error)) from None
         return ParsedTree(tree, f"{path}:{raw.line}")
 
-    default_max_words = DEFAULT_MAX_PARSE_WORDS  # the parser's chart grows with the cube of a sentence
-
     @staticmethod
     def _num_words(parsed: ParsedTree) -> int:  # type: ignore[override]
-        return len(parsed.tree.leaves())
+        return len(tree_leaves(parsed.tree))  # an explicit stack: trees 2,000 levels deep
 
     def _instance(self, parsed: ParsedTree) -> Instance:  # type: ignore[override]
         return self.text_to_instance(tree_leaves(parsed.tree), gold_tree=parsed.tree, source=parsed.source)
