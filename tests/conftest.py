@@ -8,6 +8,8 @@ from typing import Optional
 
 import pytest
 
+from bitcode_allennlp.plm import FIXTURES as PLM_FIXTURES
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared"
@@ -15,9 +17,8 @@ TINY_BERT = FIXTURES / "transformers" / "tiny-bert"
 TINY_GPT2 = FIXTURES / "transformers" / "tiny-gpt2"
 CONFIGS = ROOT / "training_configs"
 # The PLM families of fixtures/transformers/ (tiny random models; bitcode_allennlp.plm.FIXTURES says what each is).
-FAMILIES = ("tiny-bert", "tiny-distilbert", "tiny-electra", "tiny-roberta", "tiny-xlmr", "tiny-deberta-v3",
-            "tiny-modernbert", "tiny-gpt2", "tiny-gpt-neox", "tiny-llama", "tiny-llama3", "tiny-qwen2")
-DECODERS = ("tiny-gpt2", "tiny-gpt-neox", "tiny-llama", "tiny-llama3", "tiny-qwen2")
+FAMILIES = tuple(PLM_FIXTURES)
+DECODERS = tuple(name for name, (_, kind) in PLM_FIXTURES.items() if kind.endswith("causal"))
 
 
 def family_path(name: str) -> Path:

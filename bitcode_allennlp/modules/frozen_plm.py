@@ -15,7 +15,7 @@ A frozen PLM in eval mode gives both views of a sentence the same vectors, and t
 before its ego-attention scores, so the two views would be identical. `dropout` on the cached vectors stands in
 for the PLM's own dropout: in training each view draws its own mask (SimCSE-style views, as in the paper).
 """
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -24,8 +24,35 @@ from allennlp.modules.token_embedders import PretrainedTransformerMismatchedEmbe
 from bitcode_allennlp.modules.plm_words_embedder import PlmWordsEmbedder, fill_empty_words
 
 # (model_name, max_length, sub_token_mode) -> the frozen PLM and its sentence cache, shared in the process.
-_PLMS: Dict[Tuple[str, Optional[int], str], Tuple[PretrainedTransformerMismatchedEmbedder, Dict[bytes, torch.Tensor]]]
+_PLMS: Dict[Tuple[str, Optional[int], str],
+            Tuple[PretrainedTransformerMismatchedEmbedder, Dict[bytes, Tuple[torch.Tensor, ...]]]]
 _PLMS = {}
+
+
+def sentence_outputs(cache: Dict[bytes, Tuple[torch.Tensor, ...]], keys: List[bytes], lengths: List[int],
+                      words: int, device: torch.device,
+                      compute: Callable[[torch.Tensor], Sequence[torch.Tensor]]) -> List[torch.Tensor]:
+    """
+    The frozen PLM's outputs for a batch of sentences (their cache `keys` and numbers of words `lengths`), padded to
+    `words`, on `device`: `compute(rows)` (without gradients) gives them, each `(rows, words, ...)`, for the sentences
+    not in `cache` yet; every sentence's first `lengths[i]` rows are kept there. One `(batch, words, ...)` tensor per
+    output of `compute`.
+    """
+    missing = [i for i, key in enumerate(keys) if key not in cache]
+    if missing:
+        with torch.no_grad():
+            computed = compute(torch.tensor(missing, device=device))  # (missing,) rows
+        for j, i in enumerate(missing):
+            cache[keys[i]] = tuple(t[j, : lengths[i]].clone() for t in computed)  # (words_i, ...) each
+    rows = [cache[key] for key in keys]
+    outputs = []
+    for k, first in enumerate(rows[0]):
+        shape = (len(keys), words, *first.shape[1:])  # (batch, words, ...)
+        padded = torch.zeros(shape, dtype=first.dtype, device=device)  # (batch, words, ...)
+        for i, row in enumerate(rows):
+            padded[i, : lengths[i]] = row[k].to(device)  # (words_i, ...)
+        outputs.append(padded)
+    return outputs
 
 
 def clear_cache() -> None:
@@ -98,19 +125,14 @@ class FrozenTransformerMismatchedEmbedder(TokenEmbedder):
             if type_ids is not None:
                 key.append(type_ids[i][ids_mask])
             keys.append(b"|".join(t.cpu().numpy().tobytes() for t in key))
-        missing = [i for i, key in enumerate(keys) if key not in cache]
-        if missing:
-            plm.to(token_ids.device)
-            rows = torch.tensor(missing, device=token_ids.device)  # (missing,)
+        plm.to(token_ids.device)
+
+        def compute(rows: torch.Tensor) -> Tuple[torch.Tensor]:
             pick = (lambda t: None if t is None else t.index_select(0, rows))
-            with torch.no_grad():
-                vectors = plm(pick(token_ids), pick(mask), pick(offsets), pick(wordpiece_mask), pick(type_ids),
-                              pick(segment_concat_mask))  # (missing, words, d)
-            for j, i in enumerate(missing):
-                cache[keys[i]] = vectors[j, : lengths[i]].clone()  # (words_i, d)
-        output = token_ids.new_zeros((*mask.shape, self.get_output_dim()), dtype=torch.float)  # (batch, words, d)
-        for i, key in enumerate(keys):
-            output[i, : lengths[i]] = cache[key].to(output.device)  # (words_i, d)
+            return (plm(pick(token_ids), pick(mask), pick(offsets), pick(wordpiece_mask), pick(type_ids),
+                        pick(segment_concat_mask)),)  # (missing, words, d)
+
+        output, = sentence_outputs(cache, keys, lengths, mask.size(1), token_ids.device, compute)  # (batch, words, d)
         return self._dropout(output)  # (batch, words, d)
 
 
@@ -182,19 +204,10 @@ class FrozenPlmWordsEmbedder(TokenEmbedder):
         keys = [b"|".join([str(lengths[i]).encode()] + [t.cpu().numpy().tobytes() for t in (
             token_ids[i][wordpiece_mask[i]], type_ids[i][wordpiece_mask[i]], piece_index[i][piece_mask[i]],
             piece_words[i][piece_mask[i]])]) for i in range(token_ids.size(0))]
-        missing = [i for i, key in enumerate(keys) if key not in cache]
-        if missing:
-            plm.to(token_ids.device)
-            rows = torch.tensor(missing, device=token_ids.device)  # (missing,)
-            inputs = dict(token_ids=token_ids, mask=mask, type_ids=type_ids, wordpiece_mask=wordpiece_mask,
-                          piece_index=piece_index, piece_words=piece_words, piece_mask=piece_mask)
-            with torch.no_grad():
-                vectors, counts = plm.word_vectors(  # (missing, words, d), (missing, words)
-                    {name: t.index_select(0, rows) for name, t in inputs.items()})
-            for j, i in enumerate(missing):
-                cache[keys[i]] = (vectors[j, : lengths[i]].clone(), counts[j, : lengths[i]].clone())
-        vectors = token_ids.new_zeros((*mask.shape, self.get_output_dim()), dtype=torch.float)  # (batch, words, d)
-        counts = token_ids.new_zeros(mask.shape, dtype=torch.float)  # (batch, words)
-        for i, key in enumerate(keys):
-            vectors[i, : lengths[i]], counts[i, : lengths[i]] = (t.to(vectors.device) for t in cache[key])
+        plm.to(token_ids.device)
+        inputs = dict(token_ids=token_ids, mask=mask, type_ids=type_ids, wordpiece_mask=wordpiece_mask,
+                      piece_index=piece_index, piece_words=piece_words, piece_mask=piece_mask)
+        vectors, counts = sentence_outputs(  # (batch, words, d), (batch, words)
+            cache, keys, lengths, mask.size(1), token_ids.device,
+            lambda rows: plm.word_vectors({name: t.index_select(0, rows) for name, t in inputs.items()}))
         return self._dropout(fill_empty_words(vectors, counts, mask, self.empty_word))  # (batch, words, d)

@@ -156,12 +156,17 @@ def test_a_stale_lock_file_does_not_block(tmp_path):
     assert listing(tmp_path) == []
 
 
+def lock_holder(out: Path) -> subprocess.Popen:
+    """Another process that holds `output_lock(out)` until its stdin closes (it prints "held" once it does)."""
+    return subprocess.Popen([sys.executable, "-c", "import sys\nfrom bitcode_allennlp.common.outputs import "
+                             f"output_lock\nwith output_lock({str(out)!r}):\n    print('held', flush=True)\n"
+                             "    sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+
+
 def test_the_lock_holds_across_processes(tmp_path):
     out = tmp_path / "out.jsonl"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom bitcode_allennlp.common.outputs import "
-                               f"output_lock\nwith output_lock({str(out)!r}):\n    print('held', flush=True)\n"
-                               "    sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              cwd=ROOT)
+    holder = lock_holder(out)
     try:
         assert holder.stdout.readline() == "held\n"
         with pytest.raises(ConfigurationError, match=f"another run is writing it \\(process {holder.pid}\\)"):
@@ -422,10 +427,7 @@ def test_a_failed_index_leaves_the_old_index(tmp_path, monkeypatch, capsys):
 
 def test_bits_json_output_refused_while_locked_and_over_its_input(tmp_path, monkeypatch, capsys):
     out = tmp_path / "stats.json"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom bitcode_allennlp.common.outputs import "
-                               f"output_lock\nwith output_lock({str(out)!r}):\n    print('held', flush=True)\n"
-                               "    sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              cwd=ROOT)
+    holder = lock_holder(out)
     try:
         assert holder.stdout.readline() == "held\n"
         status, line, err = allennlp(monkeypatch, capsys, "bits", "stats", CODES, "--json", out)
