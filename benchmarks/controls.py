@@ -59,7 +59,7 @@ def read_corpus(reader_name: str, path: str) -> List[Dict[str, Any]]:
 
 
 def write_random_codes(sentences: List[Dict[str, Any]], path: Path, num_bits: int) -> None:
-    from bitcode_allennlp.code_format import int_to_hex
+    from bitcode_allennlp.common.code_format import int_to_hex
 
     with open(path, "w", encoding="utf-8") as out:
         for sentence in sentences:

@@ -23,7 +23,7 @@ target (`allennlp bits search` under 2 s) means a fresh process, not a cold page
 Where the time goes: unless `--no-importtime`, each command runs once more under `python -X importtime`, and the
 JSON keeps the top-level packages by the import time spent in their own modules (`self` time summed per package)
 and the total. In the light `bits` process everything, the command itself included, is counted under the `allennlp`
-import that starts it (`bitcode_allennlp.common.light_cli`).
+import that starts it (`bitcode_allennlp.bits.light`).
 
 Prints a markdown table (median, min, max, ratio to `import_allennlp_commands`); writes
 `benchmarks/results/startup.json` (one entry per `--name`, default `default`). Timings are only meaningful on an

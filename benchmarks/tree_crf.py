@@ -46,7 +46,7 @@ import common
 ROOT = common.ROOT
 sys.path.insert(0, str(ROOT))
 
-from bitcode_allennlp.structs import cky, inside, stripe  # noqa: E402
+from bitcode_allennlp.structs.tree_crf import cky, inside, stripe  # noqa: E402
 
 OPS = ["log_z", "log_z+bwd", "cky"]
 

@@ -318,7 +318,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             resources.existing(needed)
     except FileNotFoundError as error:
         parser.error(str(error))
-    from bitcode_allennlp.common import console
+    from bitcode_allennlp.host import console
 
     console.ignore_noise_warnings()
     import torch

@@ -1,4 +1,4 @@
-"""Self-contained archives (`bitcode_allennlp.common.archival`, patch ``self_contained_archives``): `model.tar.gz`
+"""Self-contained archives (`bitcode_allennlp.host.archival`, patch ``self_contained_archives``): `model.tar.gz`
 carries the PLM's config and tokenizer and loads from them; an archive without a PLM is unchanged. The check with an
 archive moved to another machine is `tests/reliability/test_moved_archive.py`."""
 import torch

@@ -19,11 +19,12 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.bits.corpus import hex_to_uint64, read_codes_corpus
+from bitcode_allennlp.bits.corpus import read_codes_corpus
+from bitcode_allennlp.common.code_format import hex_to_uint64
 from bitcode_allennlp.bits.index import HammingIndex, index_corpus
-from bitcode_allennlp.codes import MAX_BITS, check_num_bits, parse_hex_code
-from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.common.predictor import CodesPredictor
+from bitcode_allennlp.common.code_format import MAX_BITS, check_num_bits, parse_hex_code
+from bitcode_allennlp.host.errors import DataFormatError
+from bitcode_allennlp.model.predictor import CodesPredictor
 from bitcode_allennlp.data.dataset_readers import ConllColumnsDatasetReader
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
@@ -358,7 +359,7 @@ def test_predict_arguments_wrapper_is_idempotent():
     """Wrapping `Predict.add_subparser` twice (the fix applied again) must not add `--skip-bad-lines` twice."""
     import argparse
 
-    from bitcode_allennlp.common.bad_input import add_predict_arguments
+    from bitcode_allennlp.host.bad_input import add_predict_arguments
 
     def original(self, parser):
         return parser.add_parser("predict")

@@ -3,7 +3,7 @@ import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
 
-from bitcode_allennlp.code_format import check_num_bits
+from bitcode_allennlp.common.code_format import check_num_bits
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
 from bitcode_allennlp.common.checks import check_choice, check_range
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler

@@ -1,6 +1,6 @@
 """The `allennlp` command as a user runs it: train shipped configs (tagger, parser) on the fixtures, then evaluate
 and predict on the archive. No --include-package and no .allennlp_plugins in the working directory: the start-up hook
-(bitcode_allennlp.compat) must make our components known. Also 2-worker CPU distributed training."""
+(bitcode_allennlp.host.compat) must make our components known. Also 2-worker CPU distributed training."""
 import json
 
 import pytest

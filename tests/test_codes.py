@@ -1,21 +1,11 @@
-"""Tests of bitcode_allennlp.codes: the bit / int / hex conventions of word codes."""
+"""Tests of bitcode_allennlp.common.codes: the bit / int / hex conventions of word codes."""
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bitcode_allennlp.codes import (
-    bits_to_ints,
-    bits_to_signs,
-    hex_to_bits,
-    hex_to_int,
-    int_to_hex,
-    ints_to_bits,
-    ints_to_hex,
-    num_hex_digits,
-    scores_to_bits,
-    signs_to_bits,
-)
+from bitcode_allennlp.common.codes import bits_to_ints, bits_to_signs, ints_to_bits, scores_to_bits, signs_to_bits
+from bitcode_allennlp.common.code_format import hex_to_bits, hex_to_int, int_to_hex, ints_to_hex, num_hex_digits
 
 
 def test_scores_to_bits_sign_convention():
@@ -109,10 +99,10 @@ def test_the_format_is_defined_once_without_torch():
     from pathlib import Path
 
     import bitcode_allennlp.bits.corpus as corpus
-    import bitcode_allennlp.code_format as code_format
-    import bitcode_allennlp.codes as codes
+    import bitcode_allennlp.common.code_format as code_format
+    import bitcode_allennlp.common.codes as codes
 
-    check = "import sys, bitcode_allennlp.code_format; print('torch' in sys.modules, 'allennlp' in sys.modules)"
+    check = "import sys, bitcode_allennlp.common.code_format; print('torch' in sys.modules, 'allennlp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False False", out.stderr[-2000:]
     for name in ("MAX_BITS", "check_num_bits", "num_hex_digits", "parse_hex_code", "int_to_hex", "ints_to_hex",
@@ -124,4 +114,4 @@ def test_the_format_is_defined_once_without_torch():
     root = Path(__file__).resolve().parents[1]
     computing = [str(path.relative_to(root)) for folder in ("bitcode_allennlp", "benchmarks")
                  for path in sorted((root / folder).rglob("*.py")) if "+ 3) // 4" in path.read_text()]
-    assert computing == ["bitcode_allennlp/code_format.py"]
+    assert computing == ["bitcode_allennlp/common/code_format.py"]

@@ -1,4 +1,4 @@
-"""Every version fix in bitcode_allennlp.compat, exercised (see the module docstring for what each one repairs), and the
+"""Every version fix in bitcode_allennlp.host.compat, exercised (see the module docstring for what each one repairs), and the
 start-up hook that installs them (with our extensions, whose tests are next to their features')."""
 import json
 import logging
@@ -20,7 +20,7 @@ def python(code: str, env=None) -> str:
 
 
 def test_startup_hook_is_installed_in_every_interpreter():
-    code = ("import sys, bitcode_allennlp.compat as c; "
+    code = ("import sys, bitcode_allennlp.host.compat as c; "
             "print(any(isinstance(f, c.AllennlpImportHook) for f in sys.meta_path))")
     assert python(code) == "True"
     assert python(code, env={"BITCODE_ALLENNLP_NO_HOOK": "1"}) == "False"
@@ -31,18 +31,18 @@ def test_startup_hook_does_not_import_allennlp():
 
 
 def test_startup_hook_is_cheap():
-    """Every Python process pays for the hook: it loads `bitcode_allennlp.compat` alone (os and sys); the fixes, and
+    """Every Python process pays for the hook: it loads `bitcode_allennlp.host.compat` alone (os and sys); the fixes, and
     `logging` or `threading`, load with the first module named `allennlp*`."""
     code = ("import sys; print(sorted(m for m in sys.modules if m.startswith('bitcode_allennlp')), "
             "'logging' in sys.modules, 'threading' in sys.modules)")
-    assert python(code) == "['bitcode_allennlp', 'bitcode_allennlp.compat', 'bitcode_allennlp.version'] False False"
+    assert python(code) == "['bitcode_allennlp', 'bitcode_allennlp.host.compat', 'bitcode_allennlp.version'] False False"
     code = ("import importlib.util, sys; importlib.util.find_spec('allennlp_models'); "
-            "print('bitcode_allennlp.compat_fixes' in sys.modules)")
+            "print('bitcode_allennlp.host.compat_fixes' in sys.modules)")
     assert python(code) == "True"
 
 
 def test_fixes_apply_when_our_modules_import_allennlp_first():
-    """Importing `common.errors` first loads allennlp.common.params in the middle of it; the config-error fix
+    """Importing `host.errors` first loads allennlp.common.params in the middle of it; the config-error fix
     (which imports our bad-input module) must still apply, with nothing printed."""
     code = ("import bitcode_allennlp.bits.stats, allennlp.common.params as p; "
             "print(getattr(p.evaluate_file, '_bitcode_patch', None))")
@@ -51,7 +51,7 @@ def test_fixes_apply_when_our_modules_import_allennlp_first():
 
 def test_import_allennlp_in_fresh_process_applies_fixes():
     out = python("import allennlp.commands, allennlp.common.cached_transformers, allennlp.training.optimizers; "
-                 "import bitcode_allennlp.compat as c, json; print(json.dumps(c.report()))")
+                 "import bitcode_allennlp.host.compat as c, json; print(json.dumps(c.report()))")
     applied = json.loads(out.splitlines()[-1])
     for name in ("tokenizer_kwargs", "spacy_offline", "plugin", "config_env", "adamw", "cli_errors", "config_errors",
                  "predict_input", "archive_errors", "unstarted_runs"):
@@ -149,7 +149,7 @@ def test_gradient_checkpointing_flag_is_honoured():
 
 def test_install_is_idempotent_and_patches_loaded_modules():
     import allennlp.common.util as util
-    from bitcode_allennlp import compat
+    from bitcode_allennlp.host import compat
 
     before = util.get_spacy_model
     compat.install()
@@ -162,7 +162,7 @@ def test_install_again_rebinds_nothing():
     patch helper, it wrapped `_PredictManager.run` again and dropped quiet predict's progress bar)."""
     code = ("import allennlp.commands, allennlp.commands.predict, allennlp.commands.evaluate, "
             "allennlp.training.gradient_descent_trainer, allennlp.models.archival\n"
-            "import sys, bitcode_allennlp.compat as c, bitcode_allennlp.patching as p\n"
+            "import sys, bitcode_allennlp.host.compat as c, bitcode_allennlp.host.patching as p\n"
             "def value(path):\n"
             "    module = max((m for m in sys.modules if path.startswith(m + '.')), key=len)\n"
             "    owner = sys.modules[module]\n"
@@ -180,19 +180,19 @@ def test_install_again_rebinds_nothing():
 def test_nltk_download_is_a_no_op_while_narrativeqa_imports(monkeypatch):
     import nltk
 
-    from bitcode_allennlp import compat
+    from bitcode_allennlp.host import compat_fixes
 
     calls = []
     monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: calls.append(args))
     original = nltk.download
-    compat.fix_nltk_offline()
+    compat_fixes.fix_nltk_offline()
     assert nltk.download("punkt") is False and calls == []
-    compat.restore_nltk_download(None)
+    compat_fixes.restore_nltk_download(None)
     assert nltk.download is original
 
 
 def test_plugins_load_without_trying_to_download_nltk_data():
-    code = ("import json, nltk, bitcode_allennlp.compat as c\n"
+    code = ("import json, nltk, bitcode_allennlp.host.compat as c\n"
             "from allennlp.common.plugins import import_plugins\n"
             "import_plugins()  # as the allennlp command does at start: allennlp_models imports narrativeqa\n"
             "import allennlp_models.rc.tools.narrativeqa\n"

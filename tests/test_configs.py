@@ -161,7 +161,7 @@ def _imports(path):
 
 def _reads_through_imports(name, seen=None):
     """The variables config `name` reads itself and through the files it imports."""
-    from bitcode_allennlp.code_stage.experiment import variables_read
+    from bitcode_allennlp.host.config_variables import variables_read
 
     seen = set() if seen is None else seen
     if name in seen:
@@ -180,7 +180,7 @@ def test_header_points_to_the_docs_and_names_the_configs_own_variables(config):
     common.libsonnet's own variables are the shared ones: the table is their list."""
     import re
 
-    from bitcode_allennlp.code_stage.experiment import variables_read
+    from bitcode_allennlp.host.config_variables import variables_read
 
     header = "".join(line[2:] for line in (CONFIGS / config).read_text().splitlines(True) if line.startswith("//"))
     assert "Variables: docs/configs.md" in header
@@ -214,7 +214,7 @@ def test_head_lr_reaches_every_fresh_parameter(config, monkeypatch):
 
 
 def test_config_variables_have_defaults_and_overrides(monkeypatch):
-    """`BITCODE_ENV` (`bitcode_allennlp.common.config_env`) gives `env.libsonnet` its defaults; the environment
+    """`BITCODE_ENV` (`bitcode_allennlp.host.config_env`) gives `env.libsonnet` its defaults; the environment
     overrides them."""
     monkeypatch.delenv("K", raising=False)
     default = Params.from_file(str(CONFIGS / "ner_hash.jsonnet")).as_dict()

@@ -1,46 +1,128 @@
-"""The package's layers: the shared foundation never imports a pipeline stage or task package (issue 18).
+"""The package's layers (README, "Layout"): a module imports only from its own layer or the layers below, and no
+module imports itself back through others (no import cycle). Read from the source: every `import`, also inside
+functions. No exceptions.
 
-Foundation: `structs/` (pure-torch structures), `code_format`/`codes` (the code format), `common/` (the hashing model
-base, checks, batching), `modules/` (the hash layer, the loss), `data/` (readers, samplers), `training/`. Stages and
-tasks built on it: `tagging/`, `parsing/` (its pure-Python `parsing/trees.py` excepted: read by the PTB reader),
-`code_stage/`, `bits/`, `spacy_components/`. Read from the source (every `import`, also inside functions).
+  0 `host/`, and the root's `version`, `resources`, `plm`, `plugin`: the AllenNLP host layer (`plugin`, the name
+    AllenNLP imports, loads every module at run time: no import statement) and where files are
+  1 `structs/`, `common/`: the foundation (pure structures and trees, the code format, checks, text)
+  2 `modules/`, `data/`, `training/`: components registered with AllenNLP
+  3 `model/`, `tagging/`, `parsing/`: what a model is, and the task models on it
+  4 `code_stage/`, `bits/`, `spacy_components/`, the root's `demo`: stages and tools
 """
 import ast
 from pathlib import Path
+from typing import Dict, Iterator, List, Set
+
+import pytest
 
 import bitcode_allennlp
 
 PACKAGE = Path(bitcode_allennlp.__file__).parent
-FOUNDATION = ("structs", "code_format", "codes", "common", "modules", "data", "training")
-LATER = ("tagging", "parsing", "code_stage", "validation", "bits", "spacy_components")
-ALLOWED = {
-    "bitcode_allennlp.parsing.trees",  # pure Python, no AllenNLP (like structs/): trees for the PTB reader
-    "bitcode_allennlp.bits.command",  # common/light_cli.py: the light `allennlp bits` entry point dispatches to it
+LAYERS = {
+    0: ("host", "version", "resources", "plm", "plugin", "__init__"),
+    1: ("structs", "common"),
+    2: ("modules", "data", "training"),
+    3: ("model", "tagging", "parsing"),
+    4: ("code_stage", "bits", "spacy_components", "demo"),
 }
+LAYER_OF = {top: layer for layer, tops in LAYERS.items() for top in tops}
 
 
-def imported_modules(path: Path):
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(path: Path) -> Iterator[str]:
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)  # `from package import module`
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
 
 
-def test_foundation_does_not_import_later_stages():
-    wrong = []
-    for top in FOUNDATION:
-        paths = sorted((PACKAGE / top).rglob("*.py")) if (PACKAGE / top).is_dir() else [PACKAGE / f"{top}.py"]
-        assert paths and all(path.exists() for path in paths), top
-        for path in paths:
-            for module in imported_modules(path):
-                parts = module.split(".")
-                if parts[0] == "bitcode_allennlp" and len(parts) > 1 and parts[1] in LATER and module not in ALLOWED:
-                    wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
+def package_graph() -> Dict[str, Set[str]]:
+    """Module -> the package's modules it imports (a name is resolved to the longest module it names)."""
+    paths = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        targets = set()
+        for module in imported_modules(path):
+            while module and module not in paths:
+                module = module.rpartition(".")[0]
+            if module.startswith("bitcode_allennlp") and module != name:
+                targets.add(module)
+        graph[name] = targets
+    return graph
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    assert top in LAYER_OF, f"{module}: its folder {top!r} is in no layer (add it to LAYERS and the README)"
+    return LAYER_OF[top]
+
+
+def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_folder_has_a_layer():
+    for module in package_graph():
+        layer(module)
+
+
+def test_imports_go_down_the_layers():
+    graph = package_graph()
+    wrong = [f"{module} (layer {layer(module)}) imports {target} (layer {layer(target)})"
+             for module, targets in sorted(graph.items()) for target in sorted(targets) if layer(target) > layer(module)]
     assert not wrong, wrong
 
 
-def test_the_check_reads_imports_inside_functions(tmp_path):
+def test_no_import_cycle():
+    assert cycles(package_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle_and_imports_inside_functions(tmp_path):
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     source = tmp_path / "m.py"
-    source.write_text("def f():\n    from bitcode_allennlp.code_stage.code_batch import code_batch_tensors\n")
-    assert list(imported_modules(source)) == ["bitcode_allennlp.code_stage.code_batch"]
+    source.write_text("def f():\n    from bitcode_allennlp.common import codes\n")
+    assert list(imported_modules(source)) == ["bitcode_allennlp.common", "bitcode_allennlp.common.codes"]
+
+
+@pytest.mark.parametrize("folder", sorted(top for tops in LAYERS.values() for top in tops
+                                          if (PACKAGE / top).is_dir()))
+def test_the_readme_names_each_folder(folder):
+    readme = (PACKAGE.parent / "README.md").read_text()
+    assert f"`{folder}/`" in readme

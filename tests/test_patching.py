@@ -1,10 +1,10 @@
-"""The patch helper every compatibility fix and extension goes through (`bitcode_allennlp.patching`)."""
+"""The patch helper every compatibility fix and extension goes through (`bitcode_allennlp.host.patching`)."""
 import inspect
 import types
 
 import pytest
 
-from bitcode_allennlp import patching
+from bitcode_allennlp.host import patching
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_unpatch_and_replacing(registry):
 def test_registry_lists_the_fixes_of_this_process():
     import allennlp.common.util  # noqa: F401 (loads the fixes)
 
-    from bitcode_allennlp import compat
+    from bitcode_allennlp.host import compat
 
     assert compat.report()["spacy_offline"] == patching.APPLIED["spacy_offline"]
     assert patching.PATCHED["spacy_offline"] == ["allennlp.common.util.get_spacy_model"]

@@ -12,7 +12,8 @@ import warnings
 
 import pytest
 
-from bitcode_allennlp.common import console, light_cli
+from bitcode_allennlp.host import console
+from bitcode_allennlp.bits import light as light_cli
 from tests.conftest import CONFIGS, FIXTURES, run_cli
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"

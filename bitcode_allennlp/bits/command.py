@@ -9,8 +9,8 @@
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
     allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
 
-Numbers are checked by argparse (`bitcode_allennlp.common.options`); every output (`--json`, `--out`, `--html`, the
-index folder) is checked, locked and written atomically (`bitcode_allennlp.common.outputs`) before the corpus is read.
+Numbers are checked by argparse (`bitcode_allennlp.host.options`); every output (`--json`, `--out`, `--html`, the
+index folder) is checked, locked and written atomically (`bitcode_allennlp.host.outputs`) before the corpus is read.
 """
 import argparse
 import json
@@ -28,11 +28,11 @@ from bitcode_allennlp.bits.index import (
 )
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
-from bitcode_allennlp.code_format import int_to_hex
-from bitcode_allennlp.common import options
-from bitcode_allennlp.common.outputs import Input, atomic_file, guarded_outputs, write_text
-# AllenNLP's classes, or stand-ins in the light `allennlp bits` process that runs without AllenNLP (see light_cli)
-from bitcode_allennlp.common.light_cli import ConfigurationError, Subcommand
+from bitcode_allennlp.common.code_format import int_to_hex
+from bitcode_allennlp.host import options
+from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs, write_text
+# AllenNLP's classes, or stand-ins in the light `allennlp bits` process that runs without AllenNLP (see host/names.py)
+from bitcode_allennlp.host.names import ConfigurationError, Subcommand
 
 logger = logging.getLogger(__name__)
 THREADS_HELP = ("FAISS threads (default 1, as the numpy scan; 0: every core). On a machine whose cores are busy, "

@@ -1,7 +1,7 @@
 """A codes corpus (`allennlp hash-corpus` output, format in `binary_codes_reader`) as flat numpy arrays, one entry
 per word, and the labels each word is read under.
 
-Codes are packed into `numpy.uint64` in the format of `bitcode_allennlp.code_format` (bit i = head i, head 0 the
+Codes are packed into `numpy.uint64` in the format of `bitcode_allennlp.common.code_format` (bit i = head i, head 0 the
 most significant bit, hex = `ceil(K / 4)` digits, parsed by its strict `parse_hex_code`; `hex_to_uint64`,
 `uint64_to_hex`, `pack_bits` and `unpack_bits` are its functions, importable from here too), and K is at most its
 `MAX_BITS` (63), as everywhere else.
@@ -20,13 +20,13 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from bitcode_allennlp.code_format import (  # noqa: F401 (the format's names used by bits/, importable from here)
-    MAX_BITS, check_num_bits, hex_to_uint64, pack_bits, parse_hex_code, uint64_to_hex, unpack_bits,
+from bitcode_allennlp.common.code_format import (
+    MAX_BITS, check_num_bits, hex_to_uint64,
 )
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 
 MAX_INDEX_BITS = MAX_BITS
-"""The one K limit of `bitcode_allennlp.code_format` (63); the name is kept for callers."""
+"""The one K limit of `bitcode_allennlp.common.code_format` (63); the name is kept for callers."""
 
 BIO_TAG = re.compile(r"^([BIESLU])-(.+)$")
 OUTSIDE = "O"
@@ -98,7 +98,7 @@ def preterminal_tags(tree_text: str, words: Sequence[str]) -> List[str]:
     """The preterminal (POS) tag of each word of a one-line PTB tree (with or without `TOP`)."""
     from nltk import Tree
 
-    from bitcode_allennlp.parsing.trees import tree_pos  # depth-safe (nltk's Tree.pos recurses)
+    from bitcode_allennlp.structs.trees import tree_pos  # depth-safe (nltk's Tree.pos recurses)
 
     pos = tree_pos(Tree.fromstring(tree_text))
     if [word for word, _ in pos] != list(words):

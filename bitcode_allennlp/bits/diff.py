@@ -13,7 +13,7 @@ import json
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from bitcode_allennlp.bits.corpus import read_line
-from bitcode_allennlp.code_format import check_num_bits, hex_to_bits, hex_to_uint64, num_hex_digits
+from bitcode_allennlp.common.code_format import check_num_bits, hex_to_bits, hex_to_uint64, num_hex_digits
 
 RED, BLUE, BOLD, RESET = "\x1b[31m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
 
@@ -42,7 +42,7 @@ class CodeDiff(NamedTuple):
 
 
 code_bits = hex_to_bits
-"""A hex code's K bits as 0/1, head 0 first (`bitcode_allennlp.code_format.hex_to_bits`)."""
+"""A hex code's K bits as 0/1, head 0 first (`bitcode_allennlp.common.code_format.hex_to_bits`)."""
 
 
 def differing_bits(code_a: str, code_b: str, num_bits: int) -> List[int]:

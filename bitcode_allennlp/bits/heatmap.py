@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from bitcode_allennlp.common.outputs import atomic_file, write_text
+from bitcode_allennlp.host.outputs import atomic_file, write_text
 
 # Layout, in inches (the figure is exactly `heatmap_size` pixels).
 HEADER = 0.4  # the corpus line at the top

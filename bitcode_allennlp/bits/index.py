@@ -80,9 +80,9 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus
-from bitcode_allennlp.code_format import check_code, check_codes, check_num_bits, hex_to_uint64, uint64_to_hex
-from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.common.outputs import staged_files
+from bitcode_allennlp.common.code_format import check_code, check_codes, check_num_bits, hex_to_uint64, uint64_to_hex
+from bitcode_allennlp.host.errors import DataFormatError
+from bitcode_allennlp.host.outputs import staged_files
 
 FORMAT = "bitcode_allennlp.bits.HammingIndex"
 VERSION = 2
@@ -866,7 +866,7 @@ class HammingIndex:
 
     # -------------------------------------------------------------------------------------------- search
     def parse_code(self, code: str) -> int:
-        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.code_format.parse_hex_code`) to its
+        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.common.code_format.parse_hex_code`) to its
         integer."""
         return int(hex_to_uint64([code], self.num_bits)[0])
 

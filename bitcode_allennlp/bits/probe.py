@@ -54,7 +54,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus
-from bitcode_allennlp.code_format import unpack_bits
+from bitcode_allennlp.common.code_format import unpack_bits
 from bitcode_allennlp.bits.index import hamming_distances
 
 logger = logging.getLogger(__name__)

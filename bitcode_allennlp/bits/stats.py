@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from bitcode_allennlp.bits.corpus import PREFIX_ORDER, CodesCorpus, LabelColumn, OUTSIDE
-from bitcode_allennlp.code_format import unpack_bits
+from bitcode_allennlp.common.code_format import unpack_bits
 
 
 def entropy_bits(counts: np.ndarray) -> float:

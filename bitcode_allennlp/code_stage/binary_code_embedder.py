@@ -10,7 +10,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from bitcode_allennlp.codes import flip_signs
+from bitcode_allennlp.common.codes import flip_signs
 from bitcode_allennlp.common.checks import check_range
 
 

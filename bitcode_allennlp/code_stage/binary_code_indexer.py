@@ -1,7 +1,7 @@
 """`binary_code` TokenIndexer: a token whose text is a hex code (as `hash-corpus` writes it) → its K bits.
 
 No vocabulary: the bits are read from the code itself, so the validation-stage model sees codes, never words.
-Bit i is head i of the hashing model, head 0 the most significant bit (`bitcode_allennlp.code_format`).
+Bit i is head i of the hashing model, head 0 the most significant bit (`bitcode_allennlp.common.code_format`).
 """
 from typing import Dict, List, Sequence
 
@@ -11,7 +11,7 @@ from allennlp.data import Token, Vocabulary
 from allennlp.data.token_indexers import TokenIndexer
 from allennlp.data.token_indexers.token_indexer import IndexedTokenList
 
-from bitcode_allennlp.code_format import check_num_bits, hex_to_int
+from bitcode_allennlp.common.code_format import check_num_bits, hex_to_int
 from bitcode_allennlp.common.batch_tensors import left_aligned
 
 

@@ -19,13 +19,12 @@ from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextF
 from allennlp.data.token_indexers import TokenIndexer
 from nltk import Tree
 
-from bitcode_allennlp.code_format import hex_to_int
-from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    NumberedLine, TaggingDatasetReader, numbered_lines, resolve_path,
-)
+from bitcode_allennlp.common.code_format import hex_to_int
+from bitcode_allennlp.host.errors import DataFormatError
+from bitcode_allennlp.data.dataset_readers.tagging_reader import TaggingDatasetReader, resolve_path
+from bitcode_allennlp.common.text_lines import NumberedLine, numbered_lines
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import span_fields
-from bitcode_allennlp.parsing.trees import ROOT_LABEL, check_tree, tree_leaves, tree_pos, tree_to_string
+from bitcode_allennlp.structs.trees import ROOT_LABEL, check_tree, tree_leaves, tree_pos, tree_to_string
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
 
 
@@ -52,7 +51,7 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
         `DatasetReader` arguments, e.g. `max_instances`.
     """
 
-    reads_codes = True  # predictors send {"codes": [...]} (bitcode_allennlp.common.predictor)
+    reads_codes = True  # predictors send {"codes": [...]} (bitcode_allennlp.model.predictor)
 
     def __init__(
         self,

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, TextIO
 
 from bitcode_allennlp import resources
-from bitcode_allennlp.common.config_variables import ENV_READ, variables_read  # noqa: F401 (ENV_READ: API)
+from bitcode_allennlp.host.config_variables import variables_read
 
 CONFIGS = resources.path("training_configs", check=False)
 """The repository's configs, or their copy in an installed package (`bitcode_allennlp.resources`)."""
@@ -49,7 +49,7 @@ TASKS: Dict[str, Dict[str, Any]] = {
 def config_variables(configs: Path = CONFIGS) -> Set[str]:
     """
     Every variable that the configs in `configs` (`*.jsonnet`, `*.libsonnet`) read: the one list, taken from the
-    configs themselves (their kinds and ranges are declared in `bitcode_allennlp.common.config_variables`, which
+    configs themselves (their kinds and ranges are declared in `bitcode_allennlp.host.config_variables`, which
     renders docs/configs.md's table; `tests/reliability/test_config_variables.py` checks that the declaration and this
     list agree). No Python code reads a config variable, so there is nothing to add to it.
     """

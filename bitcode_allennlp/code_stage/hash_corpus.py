@@ -14,7 +14,7 @@ Beside OUTPUT, `OUTPUT.meta.json` records which model wrote it: `archive` (absol
 `num_bits`, `input`. Continuing OUTPUT with another archive (another SHA-256) or another K is refused, as is an
 OUTPUT whose last line has another `num_bits` (files written before the record existed). Before any work (before
 the model loads) the command checks that INPUT exists and that OUTPUT and its record can be written
-(`bitcode_allennlp.common.outputs.check_output`: not INPUT or the archive, also through a symlink, whatever
+(`bitcode_allennlp.host.outputs.check_output`: not INPUT or the archive, also through a symlink, whatever
 `--force` says; not a folder; its folder is created if needed), and locks OUTPUT for the run (`OUTPUT.lock`): a
 second run on the same OUTPUT stops at once instead of writing its sentences a second time.
 
@@ -54,11 +54,11 @@ from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.models.archival import load_archive
 from allennlp.nn import util as nn_util
 
-from bitcode_allennlp.code_format import ints_to_hex
-from bitcode_allennlp.common import options
-from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.common.hashing_model import HashingModel
-from bitcode_allennlp.common.outputs import Input, atomic_file, check_output, output_lock
+from bitcode_allennlp.common.code_format import ints_to_hex
+from bitcode_allennlp.host import options
+from bitcode_allennlp.host.errors import DataFormatError
+from bitcode_allennlp.model.hashing_model import HashingModel
+from bitcode_allennlp.host.outputs import Input, atomic_file, check_output, output_lock
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
 
 logger = logging.getLogger(__name__)
@@ -601,7 +601,7 @@ class HashCorpus(Subcommand):
 
 
 def hash_corpus_from_args(args: argparse.Namespace) -> Dict[str, int]:
-    # the numbers were checked by argparse (`bitcode_allennlp.common.options`)
+    # the numbers were checked by argparse (`bitcode_allennlp.host.options`)
     check_shard(args.num_shards, args.shard_index, args.chunk_size)
     if "://" not in str(args.input_file) and not os.path.exists(args.input_file):
         raise DataFormatError(args.input_file, None, "file does not exist")

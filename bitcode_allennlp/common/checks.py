@@ -12,8 +12,8 @@ from typing import Any, Optional, Sequence, Type
 def _error(error: Optional[Type[Exception]]) -> Type[Exception]:
     if error is not None:
         return error
-    # AllenNLP's ConfigurationError, or its stand-in in the light `allennlp bits` process (see light_cli)
-    from bitcode_allennlp.common.light_cli import ConfigurationError
+    # AllenNLP's ConfigurationError, or its stand-in in the light `allennlp bits` process (see host/names.py)
+    from bitcode_allennlp.host.names import ConfigurationError
 
     return ConfigurationError
 

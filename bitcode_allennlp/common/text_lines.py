@@ -1,7 +1,7 @@
 """Line-numbered reading of UTF-8 data files, and `DataFormatError`s made without importing AllenNLP.
 
 Where this sits: every reader streams its files through `numbered_lines` (`bitcode_allennlp.data.dataset_readers`
-re-exports it from `tagging_reader`), and `bitcode_allennlp.parsing.trees` reads PTB files with it. Pure Python:
+re-exports it from `tagging_reader`), and `bitcode_allennlp.structs.trees` reads PTB files with it. Pure Python:
 `DataFormatError` subclasses AllenNLP's `ConfigurationError`, so it is imported only when an error is made
 (`data_format_error`), and modules that import this one (the trees, which spaCy extensions use) stay free of
 AllenNLP.
@@ -10,12 +10,12 @@ import codecs
 from typing import TYPE_CHECKING, Iterator, NamedTuple, Optional
 
 if TYPE_CHECKING:
-    from bitcode_allennlp.common.errors import DataFormatError
+    from bitcode_allennlp.host.errors import DataFormatError
 
 
 def data_format_error(path: str, line: Optional[int], message: str) -> "DataFormatError":
     """`DataFormatError(path, line, message)`, importing it (and AllenNLP's `ConfigurationError`) on first use."""
-    from bitcode_allennlp.common.errors import DataFormatError
+    from bitcode_allennlp.host.errors import DataFormatError
 
     return DataFormatError(path, line, message)
 

@@ -13,7 +13,7 @@ from allennlp.modules.seq2seq_encoders import Seq2SeqEncoder
 from allennlp.nn import Activation
 
 from bitcode_allennlp.common.checks import check_range
-from bitcode_allennlp.code_format import check_num_bits
+from bitcode_allennlp.common.code_format import check_num_bits
 from bitcode_allennlp.modules.sized_encoder import SizedSeq2SeqEncoder
 
 

@@ -9,7 +9,7 @@ Where this sits: the component hands each sentence's words (the pipeline's own t
 to the archive's default predictor (`hash_tagger` / `hash_parser`, `predict_batch_json` with `{"tokens": ...}`)
 and writes back what it returns. Every component sets `Token._.bitcode` (hex) and `Token._.bits` (K 0/1 ints);
 `bitcode_tagger` sets `token.tag_`, `bitcode_ner` `doc.ents`, `bitcode_parser` benepar's span extensions
-(`extensions.py`; the tags already on the tokens, e.g. from a spaCy tagger, go into its trees).
+(`host/extensions.py`; the tags already on the tokens, e.g. from a spaCy tagger, go into its trees).
 
 Docs are split into sentences: the pipeline's own boundaries, else a rule-based `Sentencizer` sets them (whitespace
 tokens never start a sentence then). A sentence
@@ -138,7 +138,7 @@ class BitcodeComponent:
         return json
 
     def set_annotations(self, docs: List[Doc], sentences: List[Sentence], outputs: List[Dict[str, Any]]) -> None:
-        from bitcode_allennlp.parsing.trees import tree_constituents  # after the predictor: nltk is loaded
+        from bitcode_allennlp.structs.trees import tree_constituents  # after the predictor: nltk is loaded
 
         entities: List[List[Span]] = [[] for _ in docs]
         constituents: List[Dict[str, List]] = [{"starts": [], "ends": [], "labels": []} for _ in docs]

@@ -20,29 +20,16 @@ alone has labels `()`, parse string `""`, no constituents or children and no par
 Extensions are registered only when missing; if benepar's own are registered first, they win.
 
 The trees themselves (constituents of the predictor's tree, the trees of constituents, PTB escapes, the writer) are
-`bitcode_allennlp.parsing.trees`; it imports nltk (about a second), so it is imported when a parse string is first
-written, not with this module (`tree_constituents`, `ptb_escape`, `PTB_ESCAPES` and `PLACEHOLDER_TAG` are still
-importable from here).
+`bitcode_allennlp.structs.trees`; it imports nltk (about a second), so it is imported when a parse string is first
+written, not with this module.
 """
 from bisect import bisect_left
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from spacy.tokens import Doc, Span, Token
 
-# Names that moved to bitcode_allennlp.parsing.trees, importable from here as before (see __getattr__).
-_FROM_TREES = ("PLACEHOLDER_TAG", "PTB_ESCAPES", "Constituent", "ptb_escape", "tree_constituents")
-
-
 class NonConstituentException(Exception):
     pass
-
-
-def __getattr__(name: str) -> Any:
-    if name in _FROM_TREES:
-        from bitcode_allennlp.parsing import trees
-
-        return getattr(trees, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------------------------------------- getters
@@ -79,7 +66,7 @@ def parse_string(span: Span) -> str:
     data, position = _constituent(span)
     if position is None:
         return ""
-    from bitcode_allennlp.parsing.trees import PLACEHOLDER_TAG, constituent_trees, ptb_escape, tree_to_string
+    from bitcode_allennlp.structs.trees import PLACEHOLDER_TAG, constituent_trees, ptb_escape, tree_to_string
 
     doc = span.doc
 

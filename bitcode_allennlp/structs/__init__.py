@@ -1,14 +1,4 @@
-"""Structured prediction in pure torch (no AllenNLP): the tree CRF and CKY of the constituency parser, batched
-Viterbi decoding of the linear-chain CRF of the taggers."""
-from bitcode_allennlp.structs.tree_crf import (  # noqa: F401
-    cky,
-    gold_chart,
-    inside,
-    marginals,
-    span_mask,
-    spans_to_mask,
-    stripe,
-    tree_crf_loss,
-    tree_score,
-)
-from bitcode_allennlp.structs.viterbi import crf_transitions, paths_to_lists, viterbi_decode, viterbi_tags  # noqa: F401
+"""Structured prediction without AllenNLP: `tree_crf` (the tree CRF and CKY of the constituency parser, pure torch),
+`viterbi` (batched Viterbi decoding of the taggers' linear-chain CRF, pure torch) and `trees` (PTB trees: reading,
+cleaning, spans, writing; pure Python and nltk, no torch, so that the light `allennlp bits` process can read
+trees). Import from the module, e.g. `from bitcode_allennlp.structs.tree_crf import cky`."""

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from bitcode_allennlp.bits.corpus import read_codes_corpus, uint64_to_hex, unpack_bits
+from bitcode_allennlp.bits.corpus import read_codes_corpus
+from bitcode_allennlp.common.code_format import uint64_to_hex, unpack_bits
 from bitcode_allennlp.bits.probe import (
     format_probe, knn_predictions, label_priority, mean_pair_distance, probe_codes, summary_line, window_features,
 )

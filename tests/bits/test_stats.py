@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from bitcode_allennlp.bits.corpus import (
-    CodesCorpus, LabelColumn, hex_to_uint64, pack_bits, read_codes_corpus, uint64_to_hex, unpack_bits,
-)
+from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus
+from bitcode_allennlp.common.code_format import hex_to_uint64, pack_bits, uint64_to_hex, unpack_bits
 from bitcode_allennlp.bits.stats import code_statistics, floor_bits
-from bitcode_allennlp.codes import bits_to_ints
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.common.codes import bits_to_ints
+from bitcode_allennlp.host.errors import DataFormatError
 from tests.bits.conftest import write_lines
 
 

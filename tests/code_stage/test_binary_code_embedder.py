@@ -8,8 +8,8 @@ from allennlp.data import Batch, Instance, Token, Vocabulary
 from allennlp.data.fields import TextField
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 
-from bitcode_allennlp.code_format import num_hex_digits
-from bitcode_allennlp.codes import hex_to_bits
+from bitcode_allennlp.common.code_format import num_hex_digits
+from bitcode_allennlp.common.code_format import hex_to_bits
 from bitcode_allennlp.code_stage.binary_code_embedder import BinaryCodeEmbedder
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from allennlp.data import Batch, Vocabulary
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import PtbSpansDatasetReader
 from bitcode_allennlp.code_stage.binary_codes_reader import BinaryCodesDatasetReader
 from tests.conftest import FIXTURES

@@ -10,7 +10,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch
 from allennlp.models import Model
 
-import bitcode_allennlp.common.hashing_model as hashing_model
+import bitcode_allennlp.model.hashing_model as hashing_model
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
 from bitcode_allennlp.common.batch_tensors import batch_tensors
 from tests.conftest import FIXTURES, build

@@ -9,7 +9,7 @@ from allennlp.modules.seq2seq_encoders import PytorchTransformer
 from nltk import Tree
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.data.dataset_readers.ptb_trees import tree_to_string
+from bitcode_allennlp.structs.trees import tree_to_string
 from bitcode_allennlp.code_stage.binary_code_embedder import BinaryCodeEmbedder
 from tests.conftest import FIXTURES, build
 

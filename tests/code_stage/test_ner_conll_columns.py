@@ -8,7 +8,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, archive_config, main
 from tests.conftest import CONFIGS, FIXTURES
 

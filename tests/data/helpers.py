@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple, Union
 
 import pytest
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "fixtures" / "data"

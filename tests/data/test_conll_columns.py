@@ -5,7 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.conll_columns import ConllColumnsDatasetReader
 from tests.data.helpers import fixture, read, read_error, write
 

@@ -1,12 +1,13 @@
 """The readers on the repository's data fixtures (``fixtures/data``), with hand-checked tokens and tags."""
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers import (
     ConllColumnsDatasetReader,
     ConlluPosDatasetReader,
     OntonotesHashDatasetReader,
     PtbHashDatasetReader,
 )
-from bitcode_allennlp.data.dataset_readers.ptb_trees import clean_tree, read_trees, tree_to_string
+from bitcode_allennlp.data.dataset_readers.ptb_trees import read_trees
+from bitcode_allennlp.structs.trees import clean_tree, tree_to_string
 from tests.data.helpers import FIXTURE_DATA, fixture, read, read_error
 
 ANNOTATIONS = "data/english/annotations"

@@ -3,11 +3,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nltk import Tree
 
-from bitcode_allennlp.common.errors import DataFormatError
-from bitcode_allennlp.data.dataset_readers.ptb_trees import (
-    PtbHashDatasetReader,
+from bitcode_allennlp.host.errors import DataFormatError
+from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader, read_trees
+from bitcode_allennlp.structs.trees import (
     clean_tree,
-    read_trees,
     remove_traces,
     strip_function_tags,
     strip_root_wrappers,

@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers import (
     ConllColumnsDatasetReader,
     ConlluPosDatasetReader,

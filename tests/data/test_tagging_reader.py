@@ -11,7 +11,7 @@ from allennlp.data.dataset_readers import DatasetReader
 from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
 from allennlp.data.tokenizers import Token
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers import (
     ConllColumnsDatasetReader,
     ConlluPosDatasetReader,

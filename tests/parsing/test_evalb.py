@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nltk import Tree
 
-from bitcode_allennlp.data.dataset_readers.ptb_trees import clean_tree, read_trees, tree_to_string
+from bitcode_allennlp.data.dataset_readers.ptb_trees import read_trees
+from bitcode_allennlp.structs.trees import clean_tree, tree_to_string
 from bitcode_allennlp.parsing.metrics.evalb import (
     COLLINS,
     EvalbF1,
@@ -18,7 +19,7 @@ from bitcode_allennlp.parsing.metrics.evalb import (
     score_sentence,
     summarize,
 )
-from bitcode_allennlp.parsing.trees import build
+from bitcode_allennlp.structs.trees import build
 from tests.data.helpers import fixture, shared
 from tests.parsing.helpers import (
     COLLINS_PRM,

@@ -93,7 +93,7 @@ def test_gold_spans_score_perfectly_when_forced():
     batch = Batch(instances[:4])
     batch.index_instances(model.vocab)
     tensors = batch.as_tensor_dict()
-    from bitcode_allennlp.structs import gold_chart
+    from bitcode_allennlp.structs.tree_crf import gold_chart
 
     mask = tensors["tokens"]["tokens"]["mask"]
     chart = gold_chart(tensors["spans"], tensors["span_labels"], mask.shape[1])
@@ -108,7 +108,7 @@ def test_gold_spans_score_perfectly_when_forced():
 def test_two_views_loss_is_sum_of_parts():
     """`HashingModel.two_view_step` with the parser's view and task loss: L_task1 + L_task2 + β·(L_hash12 + L_hash21),
     to the bit."""
-    from bitcode_allennlp.structs import gold_chart
+    from bitcode_allennlp.structs.tree_crf import gold_chart
 
     model, _, instances = build("parse_hash.jsonnet")
     tensors, output = two_view_forward(model, instances)
@@ -123,7 +123,7 @@ def test_two_views_loss_is_sum_of_parts():
 
 def test_span_labels_are_gathered_per_tree():
     from bitcode_allennlp.parsing.models.hash_span_parser import span_labels_of
-    from bitcode_allennlp.structs import cky
+    from bitcode_allennlp.structs.tree_crf import cky
 
     gen = torch.Generator().manual_seed(0)
     lengths = torch.tensor([5, 1, 3])

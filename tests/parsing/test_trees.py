@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk import Tree
 
-from bitcode_allennlp.data.dataset_readers.ptb_trees import clean_tree, read_trees
-from bitcode_allennlp.parsing.trees import binarize, build, check_tree, factorize
+from bitcode_allennlp.data.dataset_readers.ptb_trees import read_trees
+from bitcode_allennlp.structs.trees import clean_tree
+from bitcode_allennlp.structs.trees import binarize, build, check_tree, factorize
 from tests.data.helpers import fixture
 
 FIXTURE_FILES = ["ptb/craft_train.tree", "ptb/craft_dev.tree", "ptb/hand_written.mrg"]
@@ -214,7 +215,7 @@ def test_trees_module_imports_neither_allennlp_nor_torch(tmp_path):
     `DataFormatError`, imported when it is made."""
     bad = tmp_path / "bad.mrg"
     bad.write_text("(S (NN a)) )\n")
-    code = ("import sys, bitcode_allennlp.parsing.trees as t; "
+    code = ("import sys, bitcode_allennlp.structs.trees as t; "
             "print('allennlp' in sys.modules, 'torch' in sys.modules); "
             "print([type(item).__name__ for item in t.scan_trees(sys.argv[1])])")
     result = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, timeout=300)
@@ -223,11 +224,11 @@ def test_trees_module_imports_neither_allennlp_nor_torch(tmp_path):
 
 def test_old_import_paths_give_the_tree_functions():
     from bitcode_allennlp.data.dataset_readers import ptb_trees
-    from bitcode_allennlp.parsing import trees
+    from bitcode_allennlp.structs import trees
     from bitcode_allennlp.parsing.dataset_readers import ptb_spans
     from bitcode_allennlp.parsing.predictors import hash_parser
     from bitcode_allennlp.spacy_components import extensions
-    from bitcode_allennlp.structs import gold_chart
+    from bitcode_allennlp.structs.tree_crf import gold_chart
 
     for name in ("RawTree", "scan_trees", "parse_tree", "clean_tree", "remove_traces", "strip_root_wrappers",
                  "strip_function_tags", "is_preterminal", "word_lines", "tree_to_string", "tree_pos", "subtrees",
@@ -243,7 +244,7 @@ def test_old_import_paths_give_the_tree_functions():
 def test_constituent_trees_invert_tree_constituents():
     """The trees spaCy's `parse_string` writes from the stored constituents are the predictor's tree, constituent by
     constituent (fixture trees under `TOP`, with words and tags that need escapes)."""
-    from bitcode_allennlp.parsing.trees import (
+    from bitcode_allennlp.structs.trees import (
         constituent_trees,
         ptb_escape,
         tree_constituents,

@@ -5,7 +5,7 @@ import json
 import spacy
 from nltk import Tree
 
-from bitcode_allennlp.common.predictor import CodesPredictor
+from bitcode_allennlp.model.predictor import CodesPredictor
 from bitcode_allennlp.parsing.predictors.hash_parser import HashParserPredictor
 from bitcode_allennlp.tagging.predictors.hash_tagger import HashTaggerPredictor
 from tests.conftest import run_cli

@@ -5,7 +5,7 @@ pickles.
 * Index folders: every file is read through `bitcode_allennlp.bits.index.IndexFiles` (`HammingIndex.load`); a
   missing, truncated, damaged or foreign file raises `IndexFileError` / `MissingIndexFileError` (`DataFormatError`s)
   naming it.
-* Archives: `check_archive` (`bitcode_allennlp/common/archival.py`, in the patched `load_archive`) raises
+* Archives: `check_archive` (`bitcode_allennlp/host/archival.py`, in the patched `load_archive`) raises
   `ArchiveError` naming the archive before AllenNLP builds anything, for `load_archive` and `allennlp predict`.
 """
 import io
@@ -23,7 +23,7 @@ from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.index import (
     HammingIndex, IndexFileError, MissingIndexFileError, index_corpus, precision_at_k,
 )
-from bitcode_allennlp.common.errors import ArchiveError, DataFormatError
+from bitcode_allennlp.host.errors import ArchiveError, DataFormatError
 from tests.conftest import FIXTURES
 
 TRAIN = FIXTURES / "data" / "codes" / "ner.train.jsonl"
@@ -227,7 +227,7 @@ def test_bits_search_prints_one_line_naming_the_file(index_dir, capsys):
     import argparse
 
     from bitcode_allennlp.bits.command import search_from_args
-    from bitcode_allennlp.common.light_cli import ConfigurationError
+    from bitcode_allennlp.host.names import ConfigurationError
 
     truncate(index_dir / "codes.npy")
     args = argparse.Namespace(index_dir=str(index_dir), numpy_scan=False, threads=1, code="a3f00c", word=None,
@@ -336,7 +336,7 @@ def test_spacy_component_names_a_junk_archive(tmp_path):
 def test_the_check_passes_real_looking_archives(tmp_path):
     """Not over-strict: a config with both sections (a type name for either, or jsonnet) and weights passes; an
     explicit weights file stands in for missing ones; overrides may add sections."""
-    from bitcode_allennlp.common.archival import check_archive
+    from bitcode_allennlp.host.archival import check_archive
 
     good = b'{"model": {"type": "hash_crf_tagger"}, "dataset_reader": "ontonotes_hash"}'
     check_archive(folder_archive(tmp_path / "a", good, weights=True))

@@ -1,4 +1,4 @@
-"""Config variables: one declaration (`bitcode_allennlp/common/config_variables.py`) with each variable's kind and
+"""Config variables: one declaration (`bitcode_allennlp/host/config_variables.py`) with each variable's kind and
 range, checked before jsonnet runs (issue 29, class 8).
 
 - the declaration names exactly the variables the configs read, and docs/configs.md's table is the one it renders;
@@ -20,7 +20,7 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
 from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
-from bitcode_allennlp.common import config_variables as cv
+from bitcode_allennlp.host import config_variables as cv
 from tests.conftest import CONFIGS, FIXTURES, ROOT, TINY_BERT, allennlp_in_process
 
 SHIPPED = sorted(p.name for p in CONFIGS.glob("*.jsonnet"))
@@ -301,7 +301,7 @@ def test_docs_table_is_the_rendered_declaration():
     text = (ROOT / "docs" / "configs.md").read_text(encoding="utf-8")
     start, end = cv.table_in(text)
     assert text[start:end] == cv.render_table(), \
-        "docs/configs.md's table differs: python -m bitcode_allennlp.common.config_variables --update docs/configs.md"
+        "docs/configs.md's table differs: python -m bitcode_allennlp.host.config_variables --update docs/configs.md"
 
 
 def test_render_table_follows_the_declaration():
@@ -312,7 +312,7 @@ def test_render_table_follows_the_declaration():
 
 
 def test_choices_and_ranges_follow_the_components():
-    from bitcode_allennlp.code_format import MAX_BITS
+    from bitcode_allennlp.common.code_format import MAX_BITS
     from bitcode_allennlp.data.dataset_readers.tag_coding import INPUT_SCHEMES
     from bitcode_allennlp.data.dataset_readers.tagging_reader import TOKEN_POLICIES
     from bitcode_allennlp.modules.hash_loss import OBJECTIVES, SIMILARITIES

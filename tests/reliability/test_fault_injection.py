@@ -103,7 +103,7 @@ def class9_junk_archive(archive, tmp_path):
 
 
 def class10_python_codes(archive, tmp_path):
-    from bitcode_allennlp.code_format import uint64_to_hex
+    from bitcode_allennlp.common.code_format import uint64_to_hex
 
     with pytest.raises(ValueError) as caught:
         uint64_to_hex([1 << 30], 24)

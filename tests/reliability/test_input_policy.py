@@ -9,7 +9,7 @@ import re
 import pytest
 import spacy
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.common.text_checks import length_problem, unicode_problem
 from bitcode_allennlp.data.dataset_readers import ConllColumnsDatasetReader
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import PtbSpansDatasetReader

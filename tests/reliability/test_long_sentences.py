@@ -30,11 +30,13 @@ import torch
 from nltk import Tree
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader, clean_tree, parse_tree, scan_trees
+from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader
+from bitcode_allennlp.structs.trees import clean_tree, parse_tree, scan_trees
 from bitcode_allennlp.parsing.dataset_readers import PtbSpansDatasetReader
 from bitcode_allennlp.parsing.metrics.evalb import score_sentence
-from bitcode_allennlp.parsing.predictors.hash_parser import json_line, tree_to_json, tree_to_ptb
-from bitcode_allennlp.parsing.trees import (
+from bitcode_allennlp.parsing.predictors.hash_parser import json_line
+from bitcode_allennlp.structs.trees import tree_to_json, tree_to_ptb
+from bitcode_allennlp.structs.trees import (
     ROOT_LABEL,
     binarize,
     build,
@@ -45,7 +47,8 @@ from bitcode_allennlp.parsing.trees import (
     tree_pos,
     tree_to_string,
 )
-from bitcode_allennlp.spacy_components.extensions import install_extensions, tree_constituents
+from bitcode_allennlp.spacy_components.extensions import install_extensions
+from bitcode_allennlp.structs.trees import tree_constituents
 from bitcode_allennlp.structs.tree_crf import cky
 from bitcode_allennlp.code_stage.binary_codes_reader import BinaryCodesDatasetReader
 from bitcode_allennlp.code_stage.experiment import run_in_process

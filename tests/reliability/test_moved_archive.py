@@ -2,7 +2,7 @@
 was trained from deleted, it loads and predicts in a fresh process with no network from another working
 directory (`allennlp predict`, `allennlp evaluate`, `load_archive`), with the same results as the model as
 trained. The archive carries the PLM's config and tokenizer, not its weights (the extension `self_contained_archives`,
-`bitcode_allennlp/common/archival.py`)."""
+`bitcode_allennlp/host/archival.py`)."""
 import json
 import os
 import shutil
@@ -154,7 +154,7 @@ def test_hub_name_is_saved_from_the_hub_cache(tmp_path):
     run.mkdir()
     (run / "config.json").write_text(json.dumps({"dataset_reader": {"token_indexers": {"tokens": {
         "type": "pretrained_transformer_mismatched", "model_name": "someone/tiny-bert"}}}}))
-    code = ("from bitcode_allennlp.common.archival import add_transformer_files; "
+    code = ("from bitcode_allennlp.host.archival import add_transformer_files; "
             f"print(add_transformer_files({str(run)!r}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                             env={**os.environ, **OFFLINE, "HF_HUB_CACHE": str(tmp_path / "cache")})

@@ -1,6 +1,6 @@
 """Numbers on the command line (issue 29): every numeric option of `allennlp hash-corpus`, `hash-corpus-merge`,
 `bits ...` and AllenNLP's `predict` and `evaluate` is read by one of the argparse types of
-`bitcode_allennlp.common.options`, so a 0 or a negative value where it means nothing stops the command while its
+`bitcode_allennlp.host.options`, so a 0 or a negative value where it means nothing stops the command while its
 arguments are parsed (before anything loads) with argparse's usage and
 ``allennlp predict: error: argument --batch-size: must be a positive integer, got 0`` (exit status 2), instead of an
 empty output (`predict --batch-size 0`) or a raw `islice` traceback (`--max-instances -5`). Commands run in this
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.common import options
+from bitcode_allennlp.host import options
 from tests.conftest import FIXTURES, ROOT
 
 CODES = FIXTURES / "data" / "codes" / "ner.train.jsonl"

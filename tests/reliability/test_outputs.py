@@ -1,4 +1,4 @@
-"""Nothing lost, nothing half written (issue 29): the one output guard (`bitcode_allennlp.common.outputs`) of every
+"""Nothing lost, nothing half written (issue 29): the one output guard (`bitcode_allennlp.host.outputs`) of every
 command that writes a file. An output that is one of the command's inputs (also through a symlink, also with
 `--force`) is refused and the input left byte for byte; a folder, or a path under a file, is refused before any work
 (before `evaluate` loads its model); a second run on an output that another run is writing stops at once, and the
@@ -18,8 +18,8 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.common import outputs
-from bitcode_allennlp.common.outputs import Input, atomic_file, check_output, output_lock, staged_files
+from bitcode_allennlp.host import outputs
+from bitcode_allennlp.host.outputs import Input, atomic_file, check_output, output_lock, staged_files
 from tests.conftest import FIXTURES, ROOT
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"
@@ -158,7 +158,7 @@ def test_a_stale_lock_file_does_not_block(tmp_path):
 
 def lock_holder(out: Path) -> subprocess.Popen:
     """Another process that holds `output_lock(out)` until its stdin closes (it prints "held" once it does)."""
-    return subprocess.Popen([sys.executable, "-c", "import sys\nfrom bitcode_allennlp.common.outputs import "
+    return subprocess.Popen([sys.executable, "-c", "import sys\nfrom bitcode_allennlp.host.outputs import "
                              f"output_lock\nwith output_lock({str(out)!r}):\n    print('held', flush=True)\n"
                              "    sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             cwd=ROOT)
@@ -465,6 +465,6 @@ def test_light_bits_debug_shows_the_real_traceback(tmp_path):
     result = light("bits", "diff", "--codes", CODES, "--lines", "3", "999", env={"BITCODE_DEBUG": "1"})
     assert result.returncode == 1
     assert result.stderr.startswith("Traceback (most recent call last):")
-    assert result.stderr.splitlines()[-1] == (f"bitcode_allennlp.common.light_cli.LightConfigurationError: --lines: "
+    assert result.stderr.splitlines()[-1] == (f"bitcode_allennlp.host.names.LightConfigurationError: --lines: "
                                               f"{CODES} has 44 lines, so no line 999 (lines are 1-based)")
     assert "invalid choice" not in result.stderr and "fix start_cli failed" not in result.stderr

@@ -3,7 +3,7 @@
 A training process (ner_hash on the fixtures, 2 epochs of 7 batches, `CHECKPOINT_EVERY=2` batches) is killed with
 SIGKILL in the middle of epoch 0, after the optimizer step of batch 5: its last checkpoint is batch 4, and the
 in-memory progress past it is lost. `--recover` must then give the same weights, optimizer state, checkpoints and
-metrics as a run that was never interrupted (`exact_recover`, in `bitcode_allennlp/training/recover.py`, saves and
+metrics as a run that was never interrupted (`exact_recover`, in `bitcode_allennlp/host/recover.py`, saves and
 restores the random generator states; without it dropout drifts after the resume). Equality is exact: both runs are
 single-threaded CPU runs of the same code, whose results the seeds fix bit for bit (see test_determinism.py).
 """

@@ -1,4 +1,4 @@
-"""One strict check of codes and bits (`bitcode_allennlp.code_format.check_codes` / `check_bits`, issue 29 class 10):
+"""One strict check of codes and bits (`bitcode_allennlp.common.code_format.check_codes` / `check_bits`, issue 29 class 10):
 every public function that takes packed codes or bits -- the format (`code_format`), its torch side (`codes`) and the
 Hamming index (`bits.index`) -- refuses what the command line refuses (floats, bools for codes, negative values,
 codes wider than K, bits other than 0 and 1) with ``<argument> must be <what>, got <value> (<where>)``, naming the
@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from bitcode_allennlp.bits.index import FaissBinaryIndex, HammingIndex, hamming_distances, pack_codes
-from bitcode_allennlp.code_format import (
+from bitcode_allennlp.common.code_format import (
     check_bits, check_code, check_codes, hex_to_bits, int_to_hex, ints_to_hex, pack_bits, uint64_to_hex, unpack_bits,
 )
-from bitcode_allennlp.codes import bits_to_ints, bits_to_signs, ints_to_bits
+from bitcode_allennlp.common.codes import bits_to_ints, bits_to_signs, ints_to_bits
 
 CODES_24 = "must be integers in [0, 2 ** 24) (24-bit codes), got "
 DATABASE = np.array([0, 1, 2, 3], dtype=np.uint64)
@@ -131,8 +131,8 @@ def test_every_public_function_that_takes_codes_is_in_the_table():
     import inspect
 
     import bitcode_allennlp.bits.index as index_module
-    import bitcode_allennlp.code_format as code_format
-    import bitcode_allennlp.codes as codes
+    import bitcode_allennlp.common.code_format as code_format
+    import bitcode_allennlp.common.codes as codes
 
     tested = {row[0].split(".")[0] for row in BAD}
     for module in (code_format, codes, index_module):

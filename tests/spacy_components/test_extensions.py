@@ -5,13 +5,8 @@ import spacy
 from nltk import Tree
 from spacy.tokens import Doc
 
-from bitcode_allennlp.parsing.predictors.hash_parser import tree_to_json
-from bitcode_allennlp.spacy_components.extensions import (
-    NonConstituentException,
-    install_extensions,
-    ptb_escape,
-    tree_constituents,
-)
+from bitcode_allennlp.spacy_components.extensions import NonConstituentException, install_extensions
+from bitcode_allennlp.structs.trees import ptb_escape, tree_constituents, tree_to_json
 
 FIRST = "(TOP (S (NP (DT The) (NN ring)) (VP (VBD was) (VP (VBN held) (PP (IN by) (NP (NNP Frodo))))) (. .)))"
 SECOND = "(TOP (S (VP (VB Go) (ADVP (RB away)) (. !))))"  # the root is a unary chain S -> VP

@@ -9,7 +9,7 @@ import torch
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.modules.conditional_random_field.conditional_random_field import allowed_transitions
 
-from bitcode_allennlp.structs import crf_transitions, paths_to_lists, viterbi_decode, viterbi_tags
+from bitcode_allennlp.structs.viterbi import crf_transitions, paths_to_lists, viterbi_decode, viterbi_tags
 from bitcode_allennlp.structs import viterbi as viterbi_module
 
 numba = pytest.importorskip("numba")  # a runtime dependency (requirements.txt); the torch backend needs none

@@ -9,7 +9,7 @@ from allennlp.data import Batch
 from allennlp.nn import util
 
 import bitcode_allennlp.plugin  # noqa: F401
-from bitcode_allennlp.common.hashing_model import word_identity
+from bitcode_allennlp.model.hashing_model import word_identity
 from tests.conftest import CONFIGS, build, two_view_forward
 
 # The BERT pooler is not used by the plm_words embedder, so it gets no gradient.

@@ -8,7 +8,7 @@ import torch
 from allennlp.common import Params
 from allennlp.training.metrics import Metric
 
-from bitcode_allennlp.codes import bits_to_ints
+from bitcode_allennlp.common.codes import bits_to_ints
 from bitcode_allennlp.training.metrics.code_metrics import CodeMetrics
 from tests.training.distributed import run_distributed
 

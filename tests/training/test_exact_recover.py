@@ -1,4 +1,4 @@
-"""Exact `allennlp train --recover` (`bitcode_allennlp.training.recover`, patch ``exact_recover``) on a toy model: the
+"""Exact `allennlp train --recover` (`bitcode_allennlp.host.recover`, patch ``exact_recover``) on a toy model: the
 resumed run ends with the same weights as the uninterrupted one, and keeps the checkpoint cadence. The full-size
 check, with a killed `allennlp train` process, is `tests/reliability/test_recover.py`."""
 import pytest

@@ -10,7 +10,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.token_indexers import TokenIndexer
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tag_coding import (
     INPUT_SCHEMES,
     OUTPUT_SCHEMES,
@@ -19,15 +19,15 @@ from bitcode_allennlp.data.dataset_readers.tag_coding import (
     tags_to_spans,
 )
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    NumberedLine,
     Sentence,
     TaggingDatasetReader,
-    check_choice,
     check_row_width,
     file_blocks,
     resolve_path,
     split_columns,
 )
+from bitcode_allennlp.common.text_lines import NumberedLine
+from bitcode_allennlp.common.checks import check_choice
 
 logger = logging.getLogger(__name__)
 

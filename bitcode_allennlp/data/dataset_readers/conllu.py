@@ -9,16 +9,16 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.token_indexers import TokenIndexer
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    NumberedLine,
     Sentence,
     TaggingDatasetReader,
     apply_token_policy,
-    check_choice,
     file_blocks,
     resolve_path,
 )
+from bitcode_allennlp.common.text_lines import NumberedLine
+from bitcode_allennlp.common.checks import check_choice
 
 COLUMNS = 10
 TAG_COLUMNS = {"upos": 3, "xpos": 4}

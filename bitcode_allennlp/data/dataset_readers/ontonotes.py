@@ -12,19 +12,19 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.token_indexers import TokenIndexer
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tag_coding import OUTPUT_SCHEMES, Span, spans_to_tags
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
-    NumberedLine,
     Sentence,
     TaggingDatasetReader,
-    check_choice,
     check_row_width,
     file_blocks,
     find_files,
     resolve_path,
     split_columns,
 )
+from bitcode_allennlp.common.text_lines import NumberedLine
+from bitcode_allennlp.common.checks import check_choice
 
 MIN_COLUMNS = 12
 WORD_COLUMN = 3

@@ -3,7 +3,7 @@
 Where this sits: `ptb_hash` feeds the hashing-stage POS tagger with the words and preterminal tags of PTB-style
 trees (`.mrg` files, or one tree per line like CRAFT's `craft-*.tree`); the constituency-parsing reader
 `ptb_spans` subclasses it. Scanning, parsing and cleaning trees (`scan_trees`, `parse_tree`, `clean_tree`, ...)
-live in `bitcode_allennlp.parsing.trees`, with every other tree function, and are re-exported here.
+live in `bitcode_allennlp.structs.trees`, with every other tree function, and are re-exported here.
 """
 import os
 from typing import Iterator, Tuple, Union
@@ -11,7 +11,7 @@ from typing import Iterator, Tuple, Union
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from nltk import Tree
 
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tagging_reader import (
     Sentence,
     TaggingDatasetReader,
@@ -19,21 +19,12 @@ from bitcode_allennlp.data.dataset_readers.tagging_reader import (
     find_files,
     resolve_path,
 )
-from bitcode_allennlp.parsing.trees import (  # noqa: F401 (re-exported: their home before parsing.trees)
-    ROOT_WRAPPERS,
-    TRACE,
+from bitcode_allennlp.structs.trees import (
     RawTree,
     clean_tree,
-    fold_tree,
-    is_preterminal,
     parse_tree,
-    remove_traces,
     scan_trees,
-    strip_function_tags,
-    strip_root_wrappers,
-    subtrees,
     tree_pos,
-    tree_to_string,
     word_lines,
 )
 

@@ -5,7 +5,7 @@ subclass turns a file into a stream of cheap raw items (one per sentence, or a `
 the file that is not a sentence) and parses one item into a `Sentence`; the base class shards the stream, skips or
 raises on errors and builds the instances. Errors travel in the stream, so each is reported once, by the worker
 that owns it, and a bad sentence never desynchronises the ones after it. `numbered_lines` lives in
-`bitcode_allennlp.common.text_lines` (pure Python, also used by `parsing.trees`) and is re-exported here.
+`bitcode_allennlp.common.text_lines` (pure Python, also used by `structs.trees`) and is re-exported here.
 """
 import logging
 import os
@@ -20,10 +20,10 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 
-from bitcode_allennlp.common.checks import check_choice, check_range  # noqa: F401 (check_choice re-exported)
-from bitcode_allennlp.common.errors import DataFormatError
+from bitcode_allennlp.common.checks import check_choice, check_range
+from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.common.text_checks import DEFAULT_MAX_WORDS, length_problem
-from bitcode_allennlp.common.text_lines import NumberedLine, numbered_lines  # noqa: F401 (re-exported)
+from bitcode_allennlp.common.text_lines import NumberedLine, numbered_lines
 
 logger = logging.getLogger(__name__)
 

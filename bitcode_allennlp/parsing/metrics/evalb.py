@@ -24,7 +24,7 @@ from allennlp.nn.util import distributed_device
 from allennlp.training.metrics.metric import Metric
 from nltk import Tree
 
-from bitcode_allennlp.parsing.trees import tree_to_string
+from bitcode_allennlp.structs.trees import tree_to_string
 
 logger = logging.getLogger(__name__)
 

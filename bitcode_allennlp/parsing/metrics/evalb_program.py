@@ -13,7 +13,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 import allennlp
 from nltk import Tree
 
-from bitcode_allennlp.parsing.trees import subtrees, tree_leaves
+from bitcode_allennlp.structs.trees import subtrees, tree_leaves
 
 EVALB_SOURCE = Path(allennlp.__file__).resolve().parent / "tools" / "EVALB"
 COLLINS_PRM = EVALB_SOURCE / "COLLINS.prm"

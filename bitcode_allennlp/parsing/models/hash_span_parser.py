@@ -4,7 +4,7 @@ words → embedder → encoder (hash layer in the hashing stage) → fencepost (
 scorer (span existence) + biaffine label scorer; training: tree CRF loss (`structs.tree_crf_loss`) + label
 cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger
 (`HashingModel.two_view_step`; this class defines the view and the task loss);
-decoding: CKY (`structs.cky`), a label per span, `parsing.trees.build` back to an n-ary tree, EVALB F1.
+decoding: CKY (`structs.cky`), a label per span, `structs.trees.build` back to an n-ary tree, EVALB F1.
 """
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -18,11 +18,11 @@ from allennlp.nn import InitializerApplicator, util
 from nltk import Tree
 
 from bitcode_allennlp.common.checks import check_choice
-from bitcode_allennlp.common.hashing_model import HashingModel
+from bitcode_allennlp.model.hashing_model import HashingModel
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
-from bitcode_allennlp.parsing.trees import build, tree_to_string
-from bitcode_allennlp.structs import cky, gold_chart, tree_crf_loss
+from bitcode_allennlp.structs.trees import build, tree_to_string
+from bitcode_allennlp.structs.tree_crf import cky, gold_chart, tree_crf_loss
 
 
 class Biaffine(torch.nn.Module):

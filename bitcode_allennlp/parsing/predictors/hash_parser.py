@@ -1,7 +1,7 @@
 """Predictor for `hash_span_parser` archives: the tree (PTB string and nested JSON) and per-word codes.
 
 Trees can be as deep as their sentences are long (a parser may predict a chain): the tree is written with the
-depth-safe `tree_to_ptb` and `tree_to_json` of `bitcode_allennlp.parsing.trees` (re-exported here), and `dump_line`
+depth-safe `tree_to_ptb` and `tree_to_json` of `bitcode_allennlp.structs.trees` (re-exported here), and `dump_line`
 writes the JSON line with `json_line`, which nests without recursion: `json.dumps` recurses twice per tree level
 (dict, children list) and raises `RecursionError` past ~450 levels.
 """
@@ -12,8 +12,8 @@ from allennlp.common.util import JsonDict
 from allennlp.predictors.predictor import Predictor
 from nltk import Tree
 
-from bitcode_allennlp.common.predictor import CodesPredictor
-from bitcode_allennlp.parsing.trees import ROOT_LABEL, tree_to_json, tree_to_ptb
+from bitcode_allennlp.model.predictor import CodesPredictor
+from bitcode_allennlp.structs.trees import ROOT_LABEL, tree_to_json, tree_to_ptb
 
 
 def json_line(value: Any) -> str:

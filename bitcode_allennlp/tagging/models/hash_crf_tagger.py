@@ -20,9 +20,9 @@ from allennlp.modules.conditional_random_field.conditional_random_field import a
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 
-from bitcode_allennlp.codes import flip_signs
+from bitcode_allennlp.common.codes import flip_signs
 from bitcode_allennlp.common.checks import check_choice, check_range
-from bitcode_allennlp.common.hashing_model import HashingModel, straight_through_signs
+from bitcode_allennlp.model.hashing_model import HashingModel, straight_through_signs
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.structs.viterbi import paths_to_lists, viterbi_decode
 from bitcode_allennlp.training.metrics.span_f1 import DistributedSpanF1

@@ -5,7 +5,7 @@ from allennlp.common.util import JsonDict
 from allennlp.data.dataset_readers.dataset_utils import span_utils
 from allennlp.predictors.predictor import Predictor
 
-from bitcode_allennlp.common.predictor import CodesPredictor
+from bitcode_allennlp.model.predictor import CodesPredictor
 
 SPAN_DECODERS = {
     "BIOUL": span_utils.bioul_tags_to_spans,

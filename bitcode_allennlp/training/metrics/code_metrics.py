@@ -47,7 +47,8 @@ from allennlp.common.util import is_distributed
 from allennlp.nn.util import distributed_device
 from allennlp.training.metrics.metric import Metric
 
-from bitcode_allennlp.codes import bits_to_ints, check_num_bits, scores_to_bits
+from bitcode_allennlp.common.codes import bits_to_ints, scores_to_bits
+from bitcode_allennlp.common.code_format import check_num_bits
 
 
 def _merge(keys: torch.Tensor, counts: torch.Tensor):
@@ -122,7 +123,7 @@ class CodeMetrics(Metric):
 
         bits : `torch.Tensor`
             `(batch, words, K)` bits: a `BoolTensor`, or any real tensor whose positive entries are 1 bits
-            (hash scores, ±1 codes, 0/1), see `bitcode_allennlp.codes.scores_to_bits`.
+            (hash scores, ±1 codes, 0/1), see `bitcode_allennlp.common.codes.scores_to_bits`.
         gold_labels : `torch.LongTensor`, optional
             `(batch, words)` gold label ids. Negative ids, and `None` for the whole batch, mean "no label":
             those words count for `code_distinct` and the bit statistics only.

@@ -15,7 +15,7 @@ the network for a hub name. Two steps repair that:
   (AllenNLP builds the transformer from its config; the weights come from the archive's state dict).
 
 `install_self_contained_archives` (an extension, patch ``self_contained_archives``, installed when
-`allennlp.models.archival` is imported; `bitcode_allennlp.extensions`) calls both around AllenNLP's `archive_model`
+`allennlp.models.archival` is imported; `bitcode_allennlp.host.extensions`) calls both around AllenNLP's `archive_model`
 and `load_archive`, so `allennlp train`, `predict`, `evaluate` and `load_archive` need no option. Archives without a
 PLM, and archives made before this existed (no `transformers/index.json`), are made and loaded as before.
 `config.json` keeps the original `model_name`, so `allennlp train --recover` and the record of what was trained
@@ -38,7 +38,7 @@ import tarfile
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from bitcode_allennlp.patching import patch
+from bitcode_allennlp.host.patching import patch
 
 logger = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ def check_archive(archive_file: Union[str, os.PathLike], weights_file: Optional[
     not exist locally, and a file that is not a readable gzipped tar, are left to `load_archive` (AllenNLP's
     `cached_path` and `bad_input.extracted_archive` report those).
     """
-    from bitcode_allennlp.common.errors import ArchiveError
+    from bitcode_allennlp.host.errors import ArchiveError
 
     path = os.fspath(archive_file)
     if os.path.isdir(path):

@@ -18,7 +18,7 @@ of `allennlp bits` (`--json`, `--out`, `--html`, index folders). The guard:
   OUTPUT and continues after the last complete one when run again (its documented resume), under the lock.
 
 Standard library only: the light `allennlp bits` process, which has no AllenNLP, imports it. Errors are AllenNLP's
-`ConfigurationError` (or its stand-in in the light process, `bitcode_allennlp.common.light_cli`), one line each.
+`ConfigurationError` (or its stand-in in the light process, `bitcode_allennlp.bits.light`), one line each.
 """
 import errno
 import fnmatch
@@ -53,8 +53,8 @@ InputLike = Union[Input, Tuple[Any, str], str, "os.PathLike[str]", None]
 
 
 def _error(message: str) -> Exception:
-    # AllenNLP's ConfigurationError, or its stand-in in the light `allennlp bits` process (see light_cli)
-    from bitcode_allennlp.common.light_cli import ConfigurationError
+    # AllenNLP's ConfigurationError, or its stand-in in the light `allennlp bits` process (see host/names.py)
+    from bitcode_allennlp.host.names import ConfigurationError
 
     return ConfigurationError(message)
 

@@ -52,7 +52,7 @@ from nltk import Tree
 from bitcode_allennlp.common.text_lines import data_format_error, numbered_lines
 
 if TYPE_CHECKING:
-    from bitcode_allennlp.common.errors import DataFormatError
+    from bitcode_allennlp.host.errors import DataFormatError
 
 ROOT_LABEL = "TOP"
 MARK = "|<>"  # suffix of the labels of nodes added by binarization

@@ -1,11 +1,11 @@
 """Binary codes of words as tensors: hash scores -> bits -> packed integers (and the hex strings of
-`bitcode_allennlp.code_format`, whose names this module re-exports).
+`bitcode_allennlp.common.code_format`, whose names this module re-exports).
 
 Where this sits in the pipeline: the hash layer (``hash_transformer``, paper §3.1) gives every word K scores,
 the ego-attention diagonal ``s_ii``; the word's binary code is ``c_i = sign(s_ii)`` (paper §2.1, §3.1).
 Re-annotation (``allennlp hash-corpus``), the predictors, the ``binary_codes`` reader and the code metrics
 all move between the representations below. The format itself (packing, hex, the strict parser, K <= 63) is
-defined once, in `bitcode_allennlp.code_format`; this module adds the torch side:
+defined once, in `bitcode_allennlp.common.code_format`; this module adds the torch side:
 
 * **bits** -- a ``BoolTensor`` of shape ``(..., K)``; bit ``i`` is ``True`` when ``scores[..., i] > 0``.
   A score of exactly 0 gives bit 0 (``torch.sign(0)`` is 0, which is not a code; we round it down to -1).
@@ -16,7 +16,7 @@ defined once, in `bitcode_allennlp.code_format`; this module adds the torch side
 
 No AllenNLP imports: this module is used by the reader, the predictor and the spaCy component alike. torch is
 imported by the functions that need it, so that importing this module for the format's names costs nothing (the
-light `allennlp bits` process, `bitcode_allennlp.common.light_cli`, runs without torch).
+light `allennlp bits` process, `bitcode_allennlp.bits.light`, runs without torch).
 
 Bits and packed codes given to these functions are checked as `code_format` checks them (`check_bits`,
 `check_codes`: bits 0 or 1, codes integers in ``[0, 2 ** K)``, no floats; the same messages): a bool tensor of bits
@@ -27,9 +27,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from bitcode_allennlp.code_format import (  # noqa: F401 (the format's names, re-exported: their old import path)
-    MAX_BITS, check_bits, check_codes, check_num_bits, hex_to_bits, hex_to_int, int_to_hex, ints_to_hex,
-    num_hex_digits, parse_hex_code,
+from bitcode_allennlp.common.code_format import (
+    check_bits, check_codes, check_num_bits,
 )
 
 if TYPE_CHECKING:  # annotations only

@@ -14,7 +14,7 @@ from allennlp.data.tokenizers import SpacyTokenizer
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
-from bitcode_allennlp.code_format import hex_to_bits, parse_hex_code
+from bitcode_allennlp.common.code_format import hex_to_bits, parse_hex_code
 from bitcode_allennlp.common.text_checks import MAX_SENTENCE_CHARACTERS, length_problem, unicode_problem
 
 
@@ -66,7 +66,7 @@ class CodesPredictor(Predictor):
         `"words"` not one string per code; both `"sentence"` and `"tokens"`; text that is not valid Unicode (a lone
         surrogate), a sentence over the reader's `max_words` or over `MAX_SENTENCE_CHARACTERS`
         (`bitcode_allennlp.common.text_checks`). `allennlp predict` calls it for every input line before predicting
-        (`bitcode_allennlp.common.bad_input`); `instance` calls it for every input.
+        (`bitcode_allennlp.host.bad_input`); `instance` calls it for every input.
         """
         if not isinstance(json_dict, dict):
             raise ValueError(f"expected a JSON object, got {_json_type(json_dict)}")

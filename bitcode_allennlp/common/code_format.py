@@ -1,6 +1,6 @@
 """The code format: how a word's K-bit binary code is packed into an integer and written as hex, and the one strict
 parser of hex codes. Pure Python and numpy (no torch, no AllenNLP), so the light `allennlp bits` process
-(`bitcode_allennlp.common.light_cli`) reads codes with it too; `bitcode_allennlp.codes` adds the torch side (scores
+(`bitcode_allennlp.bits.light`) reads codes with it too; `bitcode_allennlp.common.codes` adds the torch side (scores
 -> bits -> packed ints) and re-exports these names.
 
 * **bits** -- K values, bit ``i`` from head ``i`` of the hash layer (``True`` / 1 when its score is > 0).
@@ -15,7 +15,7 @@ parser of hex codes. Pure Python and numpy (no torch, no AllenNLP), so the light
 * **K** -- ``1 <= K <= MAX_BITS = 63`` everywhere: the hash layer, the configs, this module and ``allennlp bits``.
 
 **The strict check of codes and bits** (`check_codes`, `check_code`, `check_bits`), used by every public function
-that takes packed codes or bits, here, in `bitcode_allennlp.codes` (torch) and in `bitcode_allennlp.bits.index`:
+that takes packed codes or bits, here, in `bitcode_allennlp.common.codes` (torch) and in `bitcode_allennlp.bits.index`:
 
 * codes are integers in ``[0, 2 ** K)``: no floats (not even whole ones), no bools, no strings; an integer array of
   another dtype (int64, int32, a tensor) is converted to uint64 when every value is in range, and refused otherwise;
@@ -291,7 +291,7 @@ def ints_to_hex(ints: Any, num_bits: int, name: str = "ints") -> List:
     # Parameters
 
     ints : `torch.Tensor`, `np.ndarray`, a (nested) sequence of ints, or one int
-        Codes from `bitcode_allennlp.codes.bits_to_ints`, shape `(words,)` (or any shape), checked by
+        Codes from `bitcode_allennlp.common.codes.bits_to_ints`, shape `(words,)` (or any shape), checked by
         `check_codes` (integers in `[0, 2 ** K)`; no floats or bools). Rows of a nested list may differ in length.
     num_bits : `int`
         K, which fixes the number of digits.

@@ -2,91 +2,28 @@
 
 Through AllenNLP, every `allennlp` command first imports torch, transformers, spaCy and all of AllenNLP and its
 plugins (7-9 s), and `bits stats | heatmap | index | search | precision | probe` and `bits diff --codes` need none
-of it. When the `allennlp` command starts with one of these (`is_light`), `console.start_cli` calls `run_bits`
-before AllenNLP is imported: it builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)"
+of it. When the `allennlp` command starts with one of these (`is_light`), `start_light_bits` (an extension run just
+before the `allennlp` package's code, after `host.console.start_cli`) calls `run_bits` before AllenNLP is imported: it builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)"
 help), runs the sub-command, prints a user error as `allennlp bits <command>: error: <message>` (exit status 1, as
 through AllenNLP) and exits. Any other exception, and every error under `BITCODE_DEBUG=1`, is raised with its
-traceback; `start_cli` prints it and exits with status 1 (it must not reach the import hook, which would log it and
+traceback; `start_light_bits` prints it and exits with status 1 (it must not reach the import hook, which would log it and
 go on to AllenNLP's parser, where this process has no `bits`). `bits diff ARCHIVE ...` loads a model and goes through
 AllenNLP as before, as does any `--include-package` other than `bitcode_allennlp`.
 
-In that process, and only there (`ACTIVE`), the two AllenNLP names our `bits` modules use are stand-ins with the
-same interface: `ConfigurationError` (the base of `DataFormatError`, raised for bad input) and `Subcommand` (whose
-`register` does nothing). Everywhere else, `from bitcode_allennlp.common.light_cli import ConfigurationError,
-Subcommand` gives AllenNLP's own classes.
+In that process, and only there, the two AllenNLP names our `bits` modules use are stand-ins with the same interface
+(`bitcode_allennlp.host.names`).
 """
 import os
 import sys
-from typing import Any, List, Optional
+from typing import Any, List
 
-ACTIVE = False
-"""True in the light `allennlp bits` process (set by `run_bits` before it imports the `bits` modules)."""
+from bitcode_allennlp.host import names
+from bitcode_allennlp.host.names import LightConfigurationError
 
 LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "diff")
 """`bits` sub-commands that run without AllenNLP (`diff` only with `--codes`)."""
 
 PLUGIN = "bitcode_allennlp"
-
-
-class LightConfigurationError(Exception):
-    """AllenNLP's `ConfigurationError` (`allennlp.common.checks`) in the light process: same constructor,
-    `message`, `str` and pickling.
-
-    # Parameters
-
-    message : `str`
-        What is wrong.
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__()
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
-
-    def __reduce__(self) -> Any:
-        return type(self), (self.message,)
-
-
-class LightSubcommand:
-    """AllenNLP's `Subcommand` in the light process: `register(name)` records the name (no registry), `name` gives
-    it back, `add_subparser` is the sub-command's."""
-
-    requires_plugins: bool = True
-    _names: "dict" = {}
-
-    @classmethod
-    def register(cls, name: str, constructor: Optional[str] = None, exist_ok: bool = False):
-        def register_subclass(subclass):
-            LightSubcommand._names[subclass] = name
-            return subclass
-
-        return register_subclass
-
-    @property
-    def name(self) -> str:
-        return LightSubcommand._names[type(self)]
-
-    def add_subparser(self, parser: Any) -> Any:
-        raise NotImplementedError
-
-
-def __getattr__(name: str) -> Any:
-    # The AllenNLP class, or in the light process its stand-in; looked up when imported (`from ... import`).
-    if name == "ConfigurationError":
-        if ACTIVE:
-            return LightConfigurationError
-        from allennlp.common.checks import ConfigurationError
-
-        return ConfigurationError
-    if name == "Subcommand":
-        if ACTIVE:
-            return LightSubcommand
-        from allennlp.commands.subcommand import Subcommand
-
-        return Subcommand
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _include_packages(args: List[str]) -> List[str]:
@@ -123,7 +60,7 @@ def is_light(args: List[str]) -> bool:
 def _parser_class():
     import argparse
 
-    from bitcode_allennlp.common.console import add_verbose_argument
+    from bitcode_allennlp.host.console import add_verbose_argument
 
     class ArgumentParserWithDefaults(argparse.ArgumentParser):
         """AllenNLP's parser class (`allennlp.commands.ArgumentParserWithDefaults`): "(default = x)" in the help
@@ -154,10 +91,9 @@ def _parser_class():
 
 def run_bits(args: List[str], prog: str = "allennlp") -> int:
     """Runs `allennlp bits ...` (`args` without the program) without AllenNLP; returns the exit status."""
-    global ACTIVE
-    ACTIVE = True
+    names.LIGHT = True
     from bitcode_allennlp.bits.command import Bits
-    from bitcode_allennlp.common.console import USER_OS_ERRORS, debug, report_user_error
+    from bitcode_allennlp.host.console import USER_OS_ERRORS, debug, report_user_error
 
     parser = _parser_class()(description="Run AllenNLP", prog=prog)
     subparsers = parser.add_subparsers(title="Commands", metavar="")
@@ -189,3 +125,23 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def start_light_bits() -> None:
+    """Just before the `allennlp` package's code (extension ``light_bits``): when this process is the `allennlp`
+    command and its arguments are a light `bits` command, runs it and exits with its status."""
+    from bitcode_allennlp.host.console import cli_arguments
+    from bitcode_allennlp.host.patching import APPLIED, record
+
+    args = cli_arguments()
+    if args is None or "light_bits" in APPLIED or not is_light(args):
+        return
+    record("light_bits", "allennlp bits runs without importing AllenNLP")
+    try:
+        status = run_bits(args)
+    except Exception:  # a bug, or any error under BITCODE_DEBUG=1: its traceback, as Python prints it
+        # Not raised on: the import hook running this function would log it and go on to AllenNLP's parser,
+        # which has no `bits` in this process ("invalid choice: 'bits'").
+        sys.excepthook(*sys.exc_info())
+        status = 1
+    raise SystemExit(status)

@@ -9,7 +9,7 @@ the place for defaults and for building the config). `GROUPS` declares each vari
 the rendered one, and that every variable a config reads is declared and every declared one is read).
 
 `check_config_environment` runs when AllenNLP evaluates a config file that reads ``env.libsonnet`` (the
-``config_env`` extension, `bitcode_allennlp.common.config_env`), with the environment jsonnet would see
+``config_env`` extension, `bitcode_allennlp.host.config_env`), with the environment jsonnet would see
 (``BITCODE_ENV``): each variable the config reads and that is set must parse and be in range, or a
 `ConfigurationError` names it in one line, e.g. ``<config>: environment variable EPOCHS="-1" must be an integer >=
 1``; nothing has been built or written yet. A variable that is not set is not checked (its default is the config's).
@@ -19,7 +19,7 @@ naming the same file as ``TRAIN_DATA``. ``env.libsonnet`` keeps its own parse er
 run some other way.
 
 Standard library only at import (imported while AllenNLP loads); `ConfigurationError` and torch (``CUDA_DEVICE``
->= 0 only) are imported when needed. ``python -m bitcode_allennlp.common.config_variables`` prints the table
+>= 0 only) are imported when needed. ``python -m bitcode_allennlp.host.config_variables`` prints the table
 (``--update docs/configs.md`` rewrites it there).
 """
 import json
@@ -525,7 +525,7 @@ def check_config_environment(config_file: str, environment: Mapping[str, str]) -
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bitcode_allennlp.common.config_variables",
+    parser = argparse.ArgumentParser(prog="python -m bitcode_allennlp.host.config_variables",
                                      description="Print docs/configs.md's table of config variables.")
     parser.add_argument("--update", metavar="CONFIGS_MD", help="rewrite the table in this file instead")
     args = parser.parse_args(argv)

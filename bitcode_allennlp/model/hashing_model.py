@@ -20,7 +20,8 @@ from allennlp.nn import util
 from allennlp.training.metrics import Average
 
 from bitcode_allennlp.common.checks import check_range
-from bitcode_allennlp.codes import bits_to_ints, ints_to_hex, scores_to_bits
+from bitcode_allennlp.common.codes import bits_to_ints, scores_to_bits
+from bitcode_allennlp.common.code_format import ints_to_hex
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
 from bitcode_allennlp.training.metrics.code_metrics import CodeMetrics

@@ -6,10 +6,10 @@ AllenNLP 2.10.1 (2022, archived) pins torch<1.13, transformers<4.21 and spacy<3.
 Where this module sits: the start-up hook ``bitcode_allennlp.pth`` (installed into site-packages with the
 package) imports it in every Python process, so it is small and imports only ``os`` and ``sys`` (about 0.1 ms from
 its .pyc). ``install()`` puts an import hook on ``sys.meta_path`` that ignores every module whose name does not
-start with ``allennlp``; the first time one does, it loads the fixes (``bitcode_allennlp/compat_fixes.py``) and
-our extensions (``bitcode_allennlp/extensions.py``) and applies each one around the AllenNLP module that needs it,
+start with ``allennlp``; the first time one does, it loads the fixes (``bitcode_allennlp/host/compat_fixes.py``) and
+our extensions (``bitcode_allennlp/host/extensions.py``) and applies each one around the AllenNLP module that needs it,
 the first time that module is imported. Nothing else is loaded for programs that never import AllenNLP. Every fix
-rebinds what it changes through one helper, ``bitcode_allennlp.patching.patch``: the original stays reachable as
+rebinds what it changes through one helper, ``bitcode_allennlp.host.patching.patch``: the original stays reachable as
 ``__wrapped__``, a second application is a no-op, and ``report()`` lists what was applied. ``install()`` is
 idempotent, and when AllenNLP is already imported it patches the loaded modules directly. Set
 ``BITCODE_ALLENNLP_NO_HOOK=1`` to turn the start-up hook off.
@@ -57,7 +57,7 @@ The fixes (each has a test in ``tests/test_compat.py``):
 
 Our extensions (features, not version fixes) are installed by the same hook: ``plugin``, ``config_env``,
 ``exact_recover``, ``self_contained_archives``, the bad-input errors and the quiet ``allennlp`` command. Each lives
-next to its feature; ``bitcode_allennlp/extensions.py`` lists them and where.
+next to its feature; ``bitcode_allennlp/host/extensions.py`` lists them and where.
 
 Not a code fix but part of the same layer: ``setuptools<82`` is pinned because py-rouge (used by
 allennlp-models) imports ``pkg_resources``, removed in setuptools 82; without it allennlp only logs "Plugin
@@ -67,14 +67,14 @@ allennlp_models could not be loaded". transformers 5.x is not supported (``const
 import os
 import sys
 
-_patching = None  # the module bitcode_allennlp.patching, once an AllenNLP module has been looked up
+_patching = None  # the module bitcode_allennlp.host.patching, once an AllenNLP module has been looked up
 
 
 def _load_fixes():
-    """Loads the version fixes and our extensions (each registers itself) and returns `bitcode_allennlp.patching`."""
+    """Loads the version fixes and our extensions (each registers itself) and returns `bitcode_allennlp.host.patching`."""
     global _patching
     if _patching is None:
-        from bitcode_allennlp import compat_fixes, extensions, patching  # noqa: F401 (they register their fixes)
+        from bitcode_allennlp.host import compat_fixes, extensions, patching  # noqa: F401 (they register their fixes)
 
         _patching = patching
     return _patching
@@ -109,12 +109,3 @@ def report() -> "dict[str, str]":
     """The patches applied in this process so far, version fixes and extensions (name -> what was done)."""
     return {} if _patching is None else dict(_patching.APPLIED)
 
-
-def __getattr__(name: str):
-    # The fixes themselves (`compat.fix_adamw`, `compat.APPLIED`, ...) live in compat_fixes, loaded when first asked.
-    if name.startswith("__"):
-        raise AttributeError(name)
-    _load_fixes()
-    from bitcode_allennlp import compat_fixes
-
-    return getattr(compat_fixes, name)

@@ -2,7 +2,7 @@
 readable archive errors, config variables named in errors, and reruns of runs that never started.
 
 Each part is an extension of AllenNLP (not a version fix), installed by the `install_*` function below when the
-AllenNLP module it changes is first imported (`bitcode_allennlp.extensions` lists them; the patch names are
+AllenNLP module it changes is first imported (`bitcode_allennlp.host.extensions` lists them; the patch names are
 ``cli_errors``, ``config_errors``, ``predict_input``, ``archive_errors``, ``unstarted_runs``; ``output_files`` is
 installed with ``cli_errors``):
 
@@ -11,15 +11,15 @@ installed with ``cli_errors``):
   on stderr and exits with status 1. `BITCODE_DEBUG=1` (or AllenNLP's own `ALLENNLP_DEBUG=1`) re-raises instead,
   with the full traceback. Every other exception (a bug) keeps its traceback.
 * `output_files` (``allennlp predict`` and ``allennlp evaluate``): their numeric options are checked by argparse
-  (`bitcode_allennlp.common.options`: ``--batch-size`` a positive integer, ``--cuda-device`` -1 or a GPU id), and
+  (`bitcode_allennlp.host.options`: ``--batch-size`` a positive integer, ``--cuda-device`` -1 or a GPU id), and
   before the model loads their outputs (``--output-file``, ``--predictions-output-file``) are checked, locked and
-  written atomically (`bitcode_allennlp.common.outputs`): not an input, not a folder, creatable; a failed run leaves
+  written atomically (`bitcode_allennlp.host.outputs`): not an input, not a folder, creatable; a failed run leaves
   the old output (or none), never a half-written one.
 * `wrap_evaluate` (``allennlp.common.params``): a jsonnet error becomes a `ConfigurationError`
   ``<config file>: <jsonnet's message>``; `training_configs/env.libsonnet` makes that message name the variable
   (``environment variable K="abc" is not a number``).
 * `get_json_data` (``allennlp predict``'s `_PredictManager`): input lines are read as UTF-8 JSON objects and checked
-  by the predictor's `check_input` (`bitcode_allennlp.common.predictor`). A bad line is a `DataFormatError`
+  by the predictor's `check_input` (`bitcode_allennlp.model.predictor`). A bad line is a `DataFormatError`
   ``<input>, line <n>: <what is wrong>``; every line of an input file is checked before the first prediction, so a
   failed run writes no predictions (an output file left empty by a failed run is removed). ``--skip-bad-lines`` (added to
   ``allennlp predict``) instead logs each bad line as a warning, predicts the others, and ends with a count.
@@ -48,13 +48,13 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 from allennlp.common.checks import ConfigurationError
 
 # The module, not its names: this file is imported by the compat hook while `allennlp.common.params` loads,
-# which can happen in the middle of importing `bitcode_allennlp.common.errors` itself (it imports allennlp).
-from bitcode_allennlp.common import errors, options
-from bitcode_allennlp.common.console import (  # noqa: F401 (DEBUG_VARIABLES, command_name, error_message: API)
-    DEBUG_VARIABLES, USER_OS_ERRORS, command_name, debug, error_message, report_user_error,
+# which can happen in the middle of importing `bitcode_allennlp.host.errors` itself (it imports allennlp).
+from bitcode_allennlp.host import errors, options
+from bitcode_allennlp.host.console import (
+    USER_OS_ERRORS, debug, error_message, report_user_error,
 )
-from bitcode_allennlp.common.outputs import Input, atomic_path, guarded_outputs, split_paths
-from bitcode_allennlp.patching import patch, replacing
+from bitcode_allennlp.host.outputs import Input, atomic_path, guarded_outputs, split_paths
+from bitcode_allennlp.host.patching import patch, replacing
 
 logger = logging.getLogger(__name__)
 

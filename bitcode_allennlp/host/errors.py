@@ -4,12 +4,12 @@ Where this sits: every dataset reader in ``bitcode_allennlp.data.dataset_readers
 file is missing, empty or malformed, so that a user sees which file, which line and what is wrong, and can catch
 one exception type for all of them. `allennlp predict` reports a bad input line as a `DataFormatError` too, and a
 model archive that cannot be read raises `ArchiveError`. Through the `allennlp` command both print as one line
-(`bitcode_allennlp.common.bad_input`).
+(`bitcode_allennlp.host.bad_input`).
 """
 from typing import Any, Optional, Tuple
 
-# AllenNLP's ConfigurationError, or its stand-in in the light `allennlp bits` process (see light_cli)
-from bitcode_allennlp.common.light_cli import ConfigurationError
+# AllenNLP's ConfigurationError, or its stand-in in the light `allennlp bits` process (see host/names.py)
+from bitcode_allennlp.host.names import ConfigurationError
 
 
 class DataFormatError(ConfigurationError):

@@ -2,7 +2,7 @@
 ``KeyError: "'B-XYZ' not found in vocab namespace 'labels'"`` from deep inside the data loader.
 
 An extension of AllenNLP (patch ``label_errors``, installed when `allennlp.data.instance` is imported;
-`bitcode_allennlp.extensions`): `Instance.index_fields` turns a `KeyError` of a field into a `DataFormatError`
+`bitcode_allennlp.host.extensions`): `Instance.index_fields` turns a `KeyError` of a field into a `DataFormatError`
 ``<file>, line <n>: <field> 'B-XYZ' is not a label of the model (namespace 'labels', 9 labels: B-LOC, ...)``; the
 sentence's place comes from its `metadata["source"]`, which every reader of this package sets. `allennlp evaluate`,
 `hash-corpus` and training report it that way. The span parser does not need it for its gold trees: an unseen phrase
@@ -10,14 +10,14 @@ label is a miss for EVALB (`parsing/dataset_readers/ptb_spans.py`).
 """
 from typing import Any
 
-from bitcode_allennlp.patching import patch
+from bitcode_allennlp.host.patching import patch
 
 MAX_LISTED = 12  # labels listed in the message
 
 
 def label_error(instance: Any, vocab: Any, name: str, error: KeyError):
     """The `DataFormatError` for `error`, raised while field `name` of `instance` was indexed with `vocab`."""
-    from bitcode_allennlp.common.errors import DataFormatError
+    from bitcode_allennlp.host.errors import DataFormatError
 
     field = instance.fields[name]
     namespace = getattr(field, "_label_namespace", None)

@@ -8,13 +8,13 @@ it rebinds ``owner.<name>`` to ``make_replacement(original)`` and
 * is idempotent by construction: when the mark is anywhere on the current value's ``__wrapped__`` chain (the patch
   is in place, maybe under a later patch of the same attribute), it does nothing. Applying a fix twice in one
   process (``compat.install()`` again, a test that re-runs it) cannot wrap twice;
-* records the patch: `APPLIED` (mark -> one-line reason, what `bitcode_allennlp.compat.report()` returns) and
+* records the patch: `APPLIED` (mark -> one-line reason, what `bitcode_allennlp.host.compat.report()` returns) and
   `PATCHED` (mark -> the ``owner.name`` it rebinds).
 
-Who calls it: the version fixes (`bitcode_allennlp.compat_fixes`) and our extensions (`bitcode_allennlp.extensions`
+Who calls it: the version fixes (`bitcode_allennlp.host.compat_fixes`) and our extensions (`bitcode_allennlp.host.extensions`
 lists them; their code lives next to each feature). Both register, per AllenNLP module, a function that runs just
 before or just after that module's code (`before`, `after`; an extension by ``"module:function"`` name, imported only
-then). `bitcode_allennlp.compat`'s import hook calls `find_spec` here, which wraps the loader of each registered
+then). `bitcode_allennlp.host.compat`'s import hook calls `find_spec` here, which wraps the loader of each registered
 module. Loaded when the first module named ``allennlp*`` is looked up, so it imports only `_thread`, `sys` and `types`.
 """
 import _thread
@@ -25,7 +25,7 @@ MARK = "_bitcode_patch"
 """The attribute that names the patch on a replacement (on its function, for a classmethod or staticmethod)."""
 
 APPLIED: "dict[str, str]" = {}
-"""Patch name -> what it does, in the order applied; `bitcode_allennlp.compat.report()` returns a copy."""
+"""Patch name -> what it does, in the order applied; `bitcode_allennlp.host.compat.report()` returns a copy."""
 
 PATCHED: "dict[str, list]" = {}
 """Patch name -> the ``owner.name`` attributes it rebinds (a patch without attributes, such as a placeholder
@@ -35,7 +35,7 @@ module, is only in `APPLIED`)."""
 def _logger():
     import logging
 
-    return logging.getLogger("bitcode_allennlp.compat")
+    return logging.getLogger("bitcode_allennlp.host.compat")
 
 
 # ---------------------------------------------------------------------------------------------- the helper
@@ -217,7 +217,7 @@ def _run(fix, *args) -> None:
             fix = getattr(importlib.import_module(module_name), function_name)
         fix(*args)
     except Exception:  # a patch must never make an import fail that would otherwise work
-        _logger().exception("bitcode_allennlp.compat: fix %s failed", getattr(fix, "__name__", fix))
+        _logger().exception("bitcode_allennlp.host.compat: fix %s failed", getattr(fix, "__name__", fix))
 
 
 _BUSY = set()  # threads inside `find_spec` (it asks the other finders, which must not come back to it)

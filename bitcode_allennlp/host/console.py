@@ -1,8 +1,8 @@
 """What the `allennlp` command prints: its results, progress bars, warnings and errors, but no INFO log flood.
 
-Standard library only: the light `allennlp bits` process (`bitcode_allennlp.common.light_cli`) uses this module
+Standard library only: the light `allennlp bits` process (`bitcode_allennlp.bits.light`) uses this module
 without importing AllenNLP. An extension of AllenNLP, not a version fix: `start_cli` runs when the `allennlp` command
-starts, and the `install_*` functions at the end patch AllenNLP's modules as they load (`bitcode_allennlp.extensions`
+starts, and the `install_*` functions at the end patch AllenNLP's modules as they load (`bitcode_allennlp.host.extensions`
 lists them; the patch names are ``quiet_cli``, ``light_bits``, ``verbose_flag``, ``quiet_training``,
 ``quiet_predict``, ``evaluate_metrics``).
 
@@ -26,7 +26,7 @@ import os
 import sys
 from typing import List, Optional
 
-from bitcode_allennlp.patching import APPLIED, patch, record
+from bitcode_allennlp.host.patching import APPLIED, patch, record
 
 VERBOSE_VARIABLE = "BITCODE_VERBOSE"
 """1: AllenNLP's logs and all warnings; 0: quiet. The `allennlp` command sets it for itself and its workers."""
@@ -243,26 +243,15 @@ def report_user_error(prog: Optional[str], argv: List[str], error: BaseException
 
 
 def start_cli() -> None:
-    """Just before the `allennlp` package's code, when this process is the `allennlp` command: quiet or verbose set-up
-    (`start`), and a light `bits` command run at once, without AllenNLP (`light_cli`; exits with its status)."""
+    """Just before the `allennlp` package's code, when this process is the `allennlp` command: quiet or verbose
+    set-up (`start`). A light `bits` command then runs at once, without AllenNLP (`bits.light.start_light_bits`, the
+    next extension of the same module)."""
     args = cli_arguments()
     if args is None or "quiet_cli" in APPLIED:
         return
     verbose = start(args)
     record("quiet_cli", "verbose: AllenNLP's logs" if verbose
            else "quiet: results on stdout, no INFO logs on the console, noise warnings ignored")
-    from bitcode_allennlp.common import light_cli
-
-    if light_cli.is_light(args):
-        record("light_bits", "allennlp bits runs without importing AllenNLP")
-        try:
-            status = light_cli.run_bits(args)
-        except Exception:  # a bug, or any error under BITCODE_DEBUG=1: its traceback, as Python prints it
-            # Not raised on: the import hook running this function would log it and go on to AllenNLP's parser,
-            # which has no `bits` in this process ("invalid choice: 'bits'").
-            sys.excepthook(*sys.exc_info())
-            status = 1
-        raise SystemExit(status)
 
 
 def install_verbose_flag(module) -> None:

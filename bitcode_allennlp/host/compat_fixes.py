@@ -1,22 +1,22 @@
-"""The code of the version fixes described in `bitcode_allennlp.compat` (read its docstring first).
+"""The code of the version fixes described in `bitcode_allennlp.host.compat` (read its docstring first).
 
-Loaded by `bitcode_allennlp.compat` when a module whose name starts with ``allennlp`` is first looked up. Each fix is
+Loaded by `bitcode_allennlp.host.compat` when a module whose name starts with ``allennlp`` is first looked up. Each fix is
 registered to run just before (`before`) or just after (`after`) the code of the module it repairs, and rebinds what
-it changes through `bitcode_allennlp.patching.patch` (the original kept as ``__wrapped__``, applied once, listed in
-`report()`). Our extensions (features, not version fixes) are installed the same way from `bitcode_allennlp.extensions`.
+it changes through `bitcode_allennlp.host.patching.patch` (the original kept as ``__wrapped__``, applied once, listed in
+`report()`). Our extensions (features, not version fixes) are installed the same way from `bitcode_allennlp.host.extensions`.
 Kept cheap (no `typing`, no `importlib.abc`, no `logging` until a fix logs).
 """
 import os
 import sys
 import types
 
-from bitcode_allennlp.patching import APPLIED, after, before, patch, record, unpatch  # noqa: F401 (APPLIED: API)
+from bitcode_allennlp.host.patching import after, before, patch, record, unpatch
 
 
 def _logger():
     import logging
 
-    return logging.getLogger("bitcode_allennlp.compat")
+    return logging.getLogger("bitcode_allennlp.host.compat")
 
 
 # ---------------------------------------------------------------------------------------------- early fixes
@@ -56,7 +56,7 @@ def _make_adamw() -> type:
             if not correct_bias:
                 raise ValueError(
                     "correct_bias=False is not supported: transformers.AdamW was removed in transformers 4.50 "
-                    "and bitcode_allennlp.compat maps it to torch.optim.AdamW, which always corrects bias."
+                    "and bitcode_allennlp.host.compat maps it to torch.optim.AdamW, which always corrects bias."
                 )
             super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
@@ -80,7 +80,7 @@ class _Placeholder(types.ModuleType):
             raise AttributeError(name)
         raise ImportError(
             f"{self.__name__}.{name} is not available: torchvision is not installed or cannot load against "
-            f"this torch build, and bitcode_allennlp.compat put a placeholder in its place. AllenNLP's vision "
+            f"this torch build, and bitcode_allennlp.host.compat put a placeholder in its place. AllenNLP's vision "
             f"models need a working torchvision (pip install torchvision matching your torch)."
         )
 
@@ -211,7 +211,7 @@ def fix_nltk_offline() -> None:
 
     def no_download(original):
         def download(info_or_id=None, *args, **kwargs):
-            _logger().debug("bitcode_allennlp.compat: not downloading nltk data %r (no network at run time)",
+            _logger().debug("bitcode_allennlp.host.compat: not downloading nltk data %r (no network at run time)",
                             info_or_id)
             return False
 

@@ -1,7 +1,7 @@
 """Numeric command-line options: the `argparse` ``type=`` functions of every numeric option of our commands.
 
 `allennlp hash-corpus`, `allennlp bits ...` and AllenNLP's own `predict` and `evaluate` (their `--batch-size` and
-`--cuda-device`, set in `bitcode_allennlp.common.bad_input`) read their numbers with these, so a bad value stops the
+`--cuda-device`, set in `bitcode_allennlp.host.bad_input`) read their numbers with these, so a bad value stops the
 command while its arguments are parsed, before anything loads, with argparse's usage line and
 ``allennlp predict: error: argument --batch-size: must be a positive integer, got 0`` (exit status 2); the wording
 follows `bitcode_allennlp.common.checks` (``<name> must be <what>, got <value>``, argparse adds the name).
