@@ -20,7 +20,7 @@ def main() -> None:
     parser.add_argument("corpus")
     parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--budgets", default="1024,1536,2048,3072", help="max_subtokens values to compare")
-    args = parser.parse_args()
+    args = common.parse_args(parser)
     plm = common.plm_path("minilm")
     reader = DatasetReader.from_params(Params({"type": args.reader, "token_policy": "repair", "token_indexers": {
         "tokens": {"type": "pretrained_transformer_mismatched", "model_name": plm, "max_length": 512}}}))

@@ -6,6 +6,7 @@ Standard library only at import time (torch only inside `machine(torch_info=True
 process that measures its children's peak RSS must stay small, because Linux starts a child's `ru_maxrss` at its
 parent's peak.
 """
+import argparse
 import json
 import os
 import platform
@@ -18,7 +19,11 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+COMMITTED = ROOT / "benchmarks" / "results"
+"""The committed results, written only with `--update-results`."""
+RESULTS = ROOT / "runs" / "benchmarks"
+"""Where a script writes its results by default; `COMMITTED` after `parse_args` has read `--update-results`."""
+UPDATE_RESULTS = "--update-results"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 MB = 2 ** 20
 
@@ -125,6 +130,31 @@ def versions() -> Dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------- results
+def parse_args(parser: "argparse.ArgumentParser", argv: Optional[Sequence[str]] = None) -> "argparse.Namespace":
+    """`parser.parse_args(argv)` with `--update-results`: without it results go under `runs/benchmarks/`; with it
+    into the committed `benchmarks/results/` (`RESULTS` becomes `COMMITTED`, and so does every parsed path that
+    was a default under `runs/benchmarks/`). An explicit `--out` is kept as given."""
+    global RESULTS
+    parser.add_argument(UPDATE_RESULTS, action="store_true",
+                        help="write the results into the committed benchmarks/results/ (default: runs/benchmarks/)")
+    args = parser.parse_args(argv)
+    if args.update_results:
+        for name, value in vars(args).items():
+            if isinstance(value, (str, Path)) and value == parser.get_default(name) and _under(value, RESULTS):
+                moved = COMMITTED / Path(value).relative_to(RESULTS)
+                setattr(args, name, moved if isinstance(value, Path) else str(moved))
+        RESULTS = COMMITTED
+    return args
+
+
+def _under(path: Union[str, Path], folder: Path) -> bool:
+    try:
+        Path(path).relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
 def command_line() -> str:
     """How this script was called, for the results."""
     return " ".join(["python"] + sys.argv)

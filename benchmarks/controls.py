@@ -185,7 +185,7 @@ def main() -> None:
     ly.add_argument("--max-train-sentences", type=int, default=None)
     ly.add_argument("--epochs", type=int, default=8)
     ly.add_argument("--out", required=True, help="result JSON")
-    args = parser.parse_args()
+    args = common.parse_args(parser)
     result = random_codes(args) if args.control == "random-codes" else layers(args)
     result["argv"] = sys.argv
     out = Path(args.out) / "result.json" if args.control == "random-codes" else Path(args.out)

@@ -33,7 +33,7 @@ Usage (repository root, venv active):
     python benchmarks/hamming_search.py                                   # 1M and 100M: ~1 GB under --work
     python benchmarks/hamming_search.py --sizes 100000 --queries 100 --rounds 1 --out /tmp/smoke.json   # smoke
 
-Writes `benchmarks/results/hamming_search.json` (or `--out`) and prints a markdown table.
+Writes `runs/benchmarks/hamming_search.json` (or `--out`) and prints a markdown table.
 """
 import argparse
 import json
@@ -51,6 +51,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import common  # noqa: E402  (benchmarks/common.py: this script's folder is on sys.path)
 
 KINDS = ("numpy", "flat", "multihash")
 FILL_CHUNK = 1 << 20
@@ -178,11 +180,11 @@ def main() -> None:
     parser.add_argument("--hash-bits", type=int, default=None, help="multihash key bits (default: bits index's)")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bitcode_hamming_search",
                         help="where the codes files are written and kept (100M codes: 800 MB)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "hamming_search.json")
+    parser.add_argument("--out", type=Path, default=common.RESULTS / "hamming_search.json")
     for name in ("--kind", "--codes", "--queries-file", "--result-dir"):
         parser.add_argument(name, help=argparse.SUPPRESS)  # a worker process
     parser.add_argument("--timed-queries", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = common.parse_args(parser)
     if args.kind:
         worker(args)
         return

@@ -23,7 +23,7 @@ Rounds alternate the order of the paths; medians of wall and process CPU time ar
 are compared word by word (`codes_differ`: words whose code differs; expected 0). Storage: bytes per word of the
 codes corpus as written (JSON lines with words, codes, gold annotation and source), of that file gzipped, of the
 `"codes"` field alone, of the hex digits alone, packed bits (K/8), and of the predict output. Prints a markdown
-table; writes `benchmarks/results/hash_corpus_speed.json` (one entry per `--name`, default `fixture` or the
+table; writes `runs/benchmarks/hash_corpus_speed.json` (one entry per `--name`, default `fixture` or the
 archive's directory name).
 """
 import argparse
@@ -58,7 +58,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--name", help="key of this run in the JSON")
     parser.add_argument("--out", default=str(OUT))
-    args = parser.parse_args()
+    args = common.parse_args(parser)
     args.predict_batch_sizes = [int(size) for size in args.predict_batch_sizes.split(",")]
     return args
 
@@ -134,7 +134,7 @@ def main() -> None:
     from allennlp.models.archival import load_archive
 
     import bitcode_allennlp.plugin  # noqa: F401
-    from bitcode_allennlp.code_stage.hash_corpus import file_sha256
+    from bitcode_allennlp.code_stage.shards import file_sha256
 
     if args.threads:
         torch.set_num_threads(args.threads)

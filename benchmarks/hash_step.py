@@ -40,7 +40,7 @@ Usage (from the repository root, venv active):
     python benchmarks/hash_step.py --plm minilm --warmup 5 --steps 20    # MiniLM + BTC NER train (a few minutes)
     python benchmarks/hash_step.py --plm /path/to/hf-model --data /path/to/conll2012/train --device cuda
 
-Writes ``benchmarks/results/hash_step_<plm>.json`` (or ``--out``) and prints a markdown table.
+Writes ``runs/benchmarks/hash_step_<plm>.json`` (or ``--out``) and prints a markdown table.
 """
 import argparse
 import json
@@ -97,9 +97,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         "(default: auto)")
     parser.add_argument("--memory-steps", type=int, default=3,
                         help="CPU memory probe: steps over the largest batches, after one warm-up step (default: 3)")
-    parser.add_argument("--out", default=None, help="JSON output (default: benchmarks/results/hash_step_<plm>.json)")
+    parser.add_argument("--out", default=None, help="JSON output (default: runs/benchmarks/hash_step_<plm>.json)")
     parser.add_argument("--memory-probe", default=None, help=argparse.SUPPRESS)  # internal: one variant, print JSON
-    args = parser.parse_args(argv)
+    args = common.parse_args(parser, argv)
     args.variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in args.variants if v not in VARIANTS]
     if unknown:
@@ -597,7 +597,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         run_memory_probe(args)
         return
     results = run_benchmark(args)
-    out = args.out or os.path.join(REPO, "benchmarks", "results", f"hash_step_{plm_label(args.plm)}.json")
+    out = args.out or str(common.RESULTS / f"hash_step_{plm_label(args.plm)}.json")
     common.write_json(out, results)
     print(markdown(results))
     print(f"\nwrote {out}", file=sys.stderr)

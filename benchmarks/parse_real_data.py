@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-sentences", type=int, default=None)
     parser.add_argument("--out", default=str(common.RESULTS / "parse_real_data.json"))
-    args = parser.parse_args()
+    args = common.parse_args(parser)
 
     import bitcode_allennlp.plugin  # noqa: F401
     from allennlp.models.archival import load_archive

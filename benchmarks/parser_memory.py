@@ -32,7 +32,7 @@ Usage (repository root, venv active)::
         --data ../shared/data/const/craft/craft-train.tree      # real MiniLM-L6, CRAFT labels: ~4 minutes
     python benchmarks/parser_memory.py --plm tiny-bert,minilm --lengths 100,200,300,500 --device cuda
 
-Prints a markdown table and writes ``benchmarks/results/parser_memory.json`` (or ``--out``).
+Prints a markdown table and writes ``runs/benchmarks/parser_memory.json`` (or ``--out``).
 """
 import argparse
 import datetime
@@ -206,7 +206,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default=str(common.RESULTS / "parser_memory.json"))
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    return parser.parse_args()
+    return common.parse_args(parser)
 
 
 def measure_all(args: argparse.Namespace, lengths: List[int]):

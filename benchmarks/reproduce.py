@@ -26,7 +26,7 @@ Knobs: --train-fraction, --max-train-sentences, --max-dev-sentences, --epochs, -
 --code-max-tokens, --seeds, --tasks, --tables, --bits, --betas. `--hashing-runs DIR` reuses an earlier grid's
 hashing-stage models and redoes only the validation stage (e.g. longer: --code-epochs 20). The validation stage re-annotates exactly the hashing stage's training sentences (all of them with --full).
 
-Writes benchmarks/results/reproduce_{small,full}.json (every run, every cell, settings, machine, versions, wall
+Writes runs/benchmarks/reproduce_{small,full}.json (every run, every cell, settings, machine, versions, wall
 time) and .md (the tables), after every run, so an interrupted grid keeps what it measured; finished runs are
 kept when the command is run again with the same settings (--force redoes them).
 """
@@ -45,7 +45,7 @@ ROOT = common.ROOT
 SHARED = common.SHARED_DATA
 sys.path.insert(0, str(ROOT))
 
-from bitcode_allennlp.code_stage.experiment import TASKS as FIXTURE_TASKS, Experiment  # noqa: E402
+from bitcode_allennlp.code_stage.experiment import TASKS as FIXTURE_TASKS, Experiment, ExperimentSettings  # noqa: E402
 
 TASKS: Dict[str, Dict[str, Any]] = {
     "pos": dict(name="POS", metric="accuracy", beta=0.05, corpus="UD English EWT (XPOS)", paper_corpus="PTB WSJ",
@@ -277,13 +277,13 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--fixtures", action="store_true",
                         help="tiny-bert and the fixture samples instead of MiniLM and ../shared/data (tests)")
     parser.add_argument("--runs", type=Path, help="where the runs go (default: runs/reproduce_PROFILE)")
-    parser.add_argument("--out", type=Path, help="results prefix (default: benchmarks/results/reproduce_PROFILE)")
+    parser.add_argument("--out", type=Path, help="results prefix (default: runs/benchmarks/reproduce_PROFILE)")
     parser.add_argument("--hashing-runs", type=Path,
                         help="reuse the hashing-stage models of an earlier grid (its --runs folder; same cells and "
                              "seeds) and redo only re-annotation, the validation stage and the scores, e.g. with "
                              "other --code-epochs")
     parser.add_argument("--force", action="store_true", help="redo finished runs")
-    args = parser.parse_args(argv)
+    args = common.parse_args(parser, argv)
     args.error = parser.error
     return args
 
@@ -370,11 +370,12 @@ def run_cell(args: argparse.Namespace, settings: Dict[str, Any], cell: Cell, see
     if args.force or not same or not (run_dir / "experiment.json").exists():
         run_dir.mkdir(parents=True, exist_ok=True)
         kept.write_text(json.dumps(variables, indent=2))  # before: an interrupted run keeps its done steps
-        row = Experiment(task, run_dir, Path(variables["train"]).resolve(), Path(variables["dev"]).resolve(), None,
-                         settings["plm"], [f"{k}={v}" for k, v in variables["hashing"].items() if not reused],
-                         [f"{k}={v}" for k, v in variables["validation"].items()],
-                         hashing_archive=reused, cuda_device=args.cuda_device,
-                         force=args.force or not same, same_train_sentences=True, in_process=True).run()
+        row = Experiment(ExperimentSettings(
+            task, run_dir, Path(variables["train"]).resolve(), Path(variables["dev"]).resolve(), None,
+            settings["plm"], [f"{k}={v}" for k, v in variables["hashing"].items() if not reused],
+            [f"{k}={v}" for k, v in variables["validation"].items()],
+            hashing_archive=reused, cuda_device=args.cuda_device,
+            force=args.force or not same, same_train_sentences=True, in_process=True)).run()
     else:
         row = json.loads((run_dir / "experiment.json").read_text())
     metrics = json.loads(((reused.parent if reused else run_dir / "hashing") / "metrics.json").read_text())

@@ -10,7 +10,7 @@ Both paths start from raw sentence strings and use one loaded model (the compone
 same size. The sentences are the dev data of the archive's config (`--data` to change), words joined by spaces
 and cut by spaCy's rule-based sentencizer first, so that each string is one sentence on both paths. Rounds
 alternate which path goes first; medians of wall and process CPU time; ratio = spaCy words/s ÷ predictor
-words/s (target >= 0.9). Prints a markdown table; writes `benchmarks/results/spacy_pipe.json` (one entry per
+words/s (target >= 0.9). Prints a markdown table; writes `runs/benchmarks/spacy_pipe.json` (one entry per
 `--name`, default `fixture` or the archive's directory name).
 """
 import argparse
@@ -39,7 +39,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--lang", default="en")
     parser.add_argument("--name", help="key of this run in the JSON")
     parser.add_argument("--out", default=str(OUT))
-    return parser.parse_args()
+    return common.parse_args(parser)
 
 
 def archive_config(archive: str) -> dict:

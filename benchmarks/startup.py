@@ -26,7 +26,7 @@ and the total. In the light `bits` process everything, the command itself includ
 import that starts it (`bitcode_allennlp.bits.light`).
 
 Prints a markdown table (median, min, max, ratio to `import_allennlp_commands`); writes
-`benchmarks/results/startup.json` (one entry per `--name`, default `default`). Timings are only meaningful on an
+`runs/benchmarks/startup.json` (one entry per `--name`, default `default`). Timings are only meaningful on an
 otherwise idle machine.
 """
 import argparse
@@ -58,7 +58,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--no-importtime", action="store_true", help="skip the -X importtime breakdown")
     parser.add_argument("--name", default="default", help="key of this run in the JSON")
     parser.add_argument("--out", default=str(OUT))
-    return parser.parse_args()
+    return common.parse_args(parser)
 
 
 def child_env(**extra: str) -> Dict[str, str]:

@@ -3,7 +3,7 @@
 Trains, with identical settings except β (and the second view it needs):
   NER  Broad Twitter Corpus, CoNLL-2012 layout (../shared/data/ner/btc/conll2012)   ner_hash.jsonnet
   POS  CRAFT treebank, PTB tags from preterminals (../shared/data/const/craft)      pos_hash.jsonnet
-and prints a markdown table of dev scores (plus code metrics), writing JSON to benchmarks/results/.
+and prints a markdown table of dev scores (plus code metrics), writing JSON to runs/benchmarks/.
 
     python benchmarks/tagging_real_data.py --epochs 3 --pos-max-instances 3000
 Budget knobs: --epochs, --pos-max-instances / --ner-max-instances (cap sentences read from EACH of train and
@@ -43,7 +43,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--out", default=str(common.RESULTS / "tagging_real_data.json"))
     parser.add_argument("--reuse", action="store_true",
                         help="keep runs that already have metrics.json (same --runs folder) instead of retraining")
-    return parser.parse_args()
+    return common.parse_args(parser)
 
 
 def train_run(args: argparse.Namespace, task: str, beta: float, plm: str, cap: Optional[int]) -> Dict[str, Any]:

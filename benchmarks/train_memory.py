@@ -10,7 +10,7 @@ no validation pass, no checkpointing; both runs also validate once on the whole 
 the peak). The anchor is what an AllenNLP user would train on the same PLM: `crf_tagger` with the
 `pretrained_transformer_mismatched` embedder (fine-tuned), one view, `bucket` batches of 32 sentences,
 `huggingface_adamw` at lr 5e-5. For parsing the anchor tags the same CRAFT trees' part of speech (`ptb_hash`).
-Results: `benchmarks/results/train_memory.json` (rewritten after every run; finished runs are kept and not
+Results: `runs/benchmarks/train_memory.json` (rewritten after every run; finished runs are kept and not
 rerun unless `--force`) and a markdown table on stdout.
 """
 import argparse
@@ -58,7 +58,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=RESULTS, help=f"results JSON (default {RESULTS})")
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "train_memory", help="serialization dirs")
     parser.add_argument("--force", action="store_true", help="rerun runs already in the results file")
-    return parser.parse_args()
+    return common.parse_args(parser)
 
 
 def anchor_config(task: Dict[str, Any], plm: str, max_instances, dev_max_instances, batch_size: int) -> Dict:

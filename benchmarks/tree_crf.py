@@ -32,7 +32,7 @@ If supar cannot be imported, a straightforward reference (supar-1.0-style inside
 takes its place and the output says so.
 
 Usage (repository root, venv active): ``python benchmarks/tree_crf.py [--repeats 9] [--threads 1]``.
-Writes ``benchmarks/results/tree_crf.json`` (or ``--out``) and prints a markdown table.
+Writes ``runs/benchmarks/tree_crf.json`` (or ``--out``) and prints a markdown table.
 """
 import argparse
 import statistics
@@ -191,7 +191,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reference", action="store_true", help="compare against the reference, not supar")
     parser.add_argument("--out", default=str(common.RESULTS / "tree_crf.json"))
-    return parser.parse_args()
+    return common.parse_args(parser)
 
 
 def time_calls(impls, cases, repeats: int, warmup: int):

@@ -65,7 +65,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--budget", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--path", choices=["instances", "tensors"], help=argparse.SUPPRESS)
     parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    return common.parse_args(parser, argv)
 
 
 def read_experiment(folder: Path, sentences: int) -> Dict[str, Any]:

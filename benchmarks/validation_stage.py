@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--hashing-archive", nargs="*", default=[], metavar="TASK:BETA=ARCHIVE")
     parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "validation")
     parser.add_argument("--out", type=Path, default=common.RESULTS / "validation_stage.json")
-    args = parser.parse_args()
+    args = common.parse_args(parser)
     reuse = {}
     for item in args.hashing_archive:
         key, path = item.split("=", 1)

@@ -76,7 +76,7 @@ def main(argv=None):
     parser.add_argument("--sentences", type=int, default=100000, help="at most this many sentences")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=str(common.ROOT / "runs" / "benchmarks" / "word_pieces.json"))
-    args = parser.parse_args(argv)
+    args = common.parse_args(parser, argv)
     sentences = corpus_sentences(args.sentences)
     results = [measure(name, sentences, args.rounds) for name in (args.plm or list(FIXTURES))]
     print(common.markdown_table(

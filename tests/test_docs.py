@@ -94,8 +94,18 @@ def test_links_stay_in_the_repository_and_resolve(page):
 @pytest.mark.parametrize("page", CHECKED, ids=_rel)
 def test_no_references_outside_the_checkout(page):
     text = page.read_text(encoding="utf-8")
-    for banned in ("shared/DESIGN.md", "shared/papers", "shared/COMPAT.md", "/work/"):
+    for banned in BANNED:
         assert banned not in text, f"{_rel(page)} names {banned!r}"
+
+
+BANNED = ("shared/DESIGN.md", "shared/papers", "shared/COMPAT.md", "shared/studies", "/work/")
+
+
+def test_the_package_cites_nothing_outside_the_checkout():
+    package = ROOT / "bitcode_allennlp"
+    found = [f"{path.relative_to(ROOT)} names {banned!r}" for path in sorted(package.rglob("*.py"))
+             for banned in BANNED if banned in path.read_text(encoding="utf-8")]
+    assert not found, found
 
 
 def test_readme_is_short():
@@ -142,3 +152,14 @@ def test_commands_in_code_blocks_are_registered():
                 elif command == "bits" and sub and sub not in registered["bits"]:
                     unknown.append(f"{_rel(page)}: allennlp bits {sub}")
     assert not unknown, "not registered allennlp commands:\n" + "\n".join(unknown)
+
+
+def test_every_committed_result_file_is_named_in_the_docs():
+    """A result committed under `benchmarks/results/` is named (by file name) on a page a reader can find."""
+    pages = [ROOT / "README.md", ROOT / "REPRODUCTION.md", ROOT / "benchmarks" / "README.md",
+             *sorted((ROOT / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    committed = subprocess.run(["git", "ls-files", "benchmarks/results"], cwd=ROOT, capture_output=True, text=True,
+                               check=True).stdout.split()
+    unnamed = [path for path in committed if Path(path).name not in text and Path(path).stem not in text]
+    assert committed and not unnamed, unnamed

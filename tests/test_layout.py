@@ -126,3 +126,50 @@ def test_the_cycle_check_finds_a_cycle_and_imports_inside_functions(tmp_path):
 def test_the_readme_names_each_folder(folder):
     readme = (PACKAGE.parent / "README.md").read_text()
     assert f"`{folder}/`" in readme
+
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 64
+MAX_PARAMETERS = 8
+ALLENNLP_SIGNATURES = {"on_batch"}  # `TrainerCallback.on_batch`: AllenNLP calls it with these arguments
+
+
+def registered(node: ast.ClassDef) -> bool:
+    """A class decorated `@X.register(...)`: AllenNLP builds it from a config, one constructor parameter per key."""
+    return any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "register"
+               for d in node.decorator_list)
+
+
+def oversized(path: Path, root: Path = PACKAGE) -> Iterator[str]:
+    source = path.read_text()
+    lines = len(source.splitlines())
+    if lines > MAX_MODULE_LINES:
+        yield f"{path.relative_to(root)}: {lines} lines"
+    tree = ast.parse(source)
+    constructors = {id(item) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and registered(node)
+                    for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        where = f"{path.relative_to(root)}:{node.lineno} {node.name}"
+        if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+            yield f"{where}: {node.end_lineno - node.lineno + 1} lines"
+        arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+        count = len([a for a in arguments if a.arg not in ("self", "cls")])
+        if count > MAX_PARAMETERS and id(node) not in constructors and node.name not in ALLENNLP_SIGNATURES:
+            yield f"{where}: {count} parameters (group them in a small dataclass)"
+
+
+def test_no_large_module_long_function_or_long_signature():
+    """About 600 lines a module, 60 a function, 8 parameters a signature; registered constructors are exempt from
+    the parameter count (their parameters are the config's keys, as in allennlp-models)."""
+    found = [problem for path in sorted(PACKAGE.rglob("*.py")) for problem in oversized(path)]
+    assert not found, found
+
+
+def test_the_size_check_finds_a_long_signature(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("def f(a, b, c, d, e, f, g, h, i):\n    pass\n\n\n@Model.register('x')\nclass M:\n"
+                      "    def __init__(self, a, b, c, d, e, f, g, h, i):\n        pass\n")
+    assert [problem.split(": ", 1)[1] for problem in oversized(source, tmp_path)] == [
+        "9 parameters (group them in a small dataclass)"]

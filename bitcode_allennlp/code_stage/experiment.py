@@ -28,6 +28,7 @@ import sys
 import tarfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, TextIO
 
@@ -122,22 +123,71 @@ def run_in_process(args: Sequence[str], env: Dict[str, str], log: TextIO) -> int
     return code
 
 
+@dataclass
+class ExperimentSettings:
+    """
+    What one experiment runs, and how (the options of `main`).
+
+    # Parameters
+
+    task : `str`
+        One of `TASKS`.
+    out : `Path`
+        The experiment's folder.
+    train : `Path`
+    dev : `Path`
+    test : `Optional[Path]`, optional (default = `None`)
+        The corpora; the test corpus is scored only when given.
+    plm : `Optional[str]`, optional (default = `None`)
+        PLM directory (None: the configs' default).
+    hashing_set : `Sequence[str]`, optional (default = `()`)
+        `VAR=VALUE` config variables of the hashing stage (`--set`).
+    code_set : `Sequence[str]`, optional (default = `()`)
+        `VAR=VALUE` config variables of the validation stage (`--code-set`).
+    hashing_archive : `Optional[Path]`, optional (default = `None`)
+        A trained hashing model instead of step 1.
+    cuda_device : `int`, optional (default = `-1`)
+    force : `bool`, optional (default = `False`)
+        Redo finished steps.
+    same_train_sentences : `bool`, optional (default = `False`)
+        Re-annotate only the hashing stage's training sentences (its `max_instances`), not the entire corpus.
+    in_process : `bool`, optional (default = `False`)
+        Run the `allennlp` steps in this process (`run_in_process`), not one subprocess each.
+    probe : `bool`, optional (default = `True`)
+        Run `allennlp bits probe` on the codes.
+    """
+
+    task: str
+    out: Path
+    train: Path
+    dev: Path
+    test: Optional[Path] = None
+    plm: Optional[str] = None
+    hashing_set: Sequence[str] = ()
+    code_set: Sequence[str] = ()
+    hashing_archive: Optional[Path] = None
+    cuda_device: int = -1
+    force: bool = False
+    same_train_sentences: bool = False
+    in_process: bool = False
+    probe: bool = True
+
+
 class Experiment:
     """The steps of one experiment in OUT, each an `allennlp` command; see the module docstring."""
 
-    def __init__(self, task: str, out: Path, train: Path, dev: Path, test: Optional[Path] = None,
-                 plm: Optional[str] = None, hashing_set: Sequence[str] = (), code_set: Sequence[str] = (),
-                 hashing_archive: Optional[Path] = None, cuda_device: int = -1, force: bool = False,
-                 same_train_sentences: bool = False, in_process: bool = False, probe: bool = True) -> None:
-        self.task, self.out, self.force, self.cuda_device = task, out, force, cuda_device
-        self.in_process = in_process
-        self.probe = probe
-        self.same_train_sentences = same_train_sentences
-        self.splits = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
-        self.plm = plm
-        self.hashing_vars = dict(item.split("=", 1) for item in hashing_set)
-        self.code_vars = dict(item.split("=", 1) for item in code_set)
-        self.hashing_archive = hashing_archive
+    def __init__(self, settings: ExperimentSettings) -> None:
+        out = settings.out
+        self.task, self.out, self.force, self.cuda_device = settings.task, out, settings.force, settings.cuda_device
+        self.in_process = settings.in_process
+        self.probe = settings.probe
+        self.same_train_sentences = settings.same_train_sentences
+        self.splits = {"train": settings.train, "dev": settings.dev,
+                       **({"test": settings.test} if settings.test is not None else {})}
+        self.plm = settings.plm
+        self.hashing_vars = dict(item.split("=", 1) for item in settings.hashing_set)
+        self.code_vars = dict(item.split("=", 1) for item in settings.code_set)
+        self.hashing_archive = settings.hashing_archive
         self.commands: List[str] = []
         self.durations: Dict[str, float] = {}
         (out / "logs").mkdir(parents=True, exist_ok=True)
@@ -166,21 +216,43 @@ class Experiment:
             raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
 
     def run(self) -> Dict[str, Any]:
-        task = self.task
-        hashing_dir, code_dir, codes = self.out / "hashing", self.out / "validation", self.out / "codes"
-        # 1. hashing stage
-        if self.hashing_archive is None:
-            variables = {"TRAIN_DATA": str(self.splits["train"]), "DEV_DATA": str(self.splits["dev"]),
-                         **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
-            hashing_config = resources.existing(CONFIGS / f"{task}_hash.jsonnet")
-            self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, "-f"],
-                          variables, done=hashing_dir / "model.tar.gz")
-            archive = hashing_dir / "model.tar.gz"
-        else:
-            archive = self.hashing_archive
+        """Both stages, the re-annotation between them, both scored, the probes; the row of experiment.json."""
+        archive = self.hashing_stage()
         config = archive_config(archive)
         num_bits = int(config["model"]["encoder"].get("num_bits", 24))
-        # 2. re-annotation of the entire corpus (Algorithm 1), or only the hashing stage's training sentences
+        codes = self.reannotate(archive, config)
+        code_dir = self.validation_stage(codes, num_bits)
+        metric = TASKS[self.task]["metric"]
+        scores = self.evaluate(archive, config, codes, code_dir)
+        diagnostics = self.diagnose(codes) if self.probe else None
+        hashing_run = archive.parent
+        row = {
+            "task": self.task, "metric": metric, "num_bits": num_bits,
+            "beta": config["model"].get("beta", 0.0),
+            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run)},
+            "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
+            "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),
+            "diagnostics": diagnostics, "commands": self.commands, "durations_s": self.durations,
+        }
+        (self.out / "experiment.json").write_text(json.dumps(row, indent=2))
+        return row
+
+    def hashing_stage(self) -> Path:
+        """1. The hashing stage, trained in OUT/hashing unless `hashing_archive` is given: its archive."""
+        if self.hashing_archive is not None:
+            return self.hashing_archive
+        hashing_dir = self.out / "hashing"
+        variables = {"TRAIN_DATA": str(self.splits["train"]), "DEV_DATA": str(self.splits["dev"]),
+                     **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
+        hashing_config = resources.existing(CONFIGS / f"{self.task}_hash.jsonnet")
+        self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, "-f"],
+                      variables, done=hashing_dir / "model.tar.gz")
+        return hashing_dir / "model.tar.gz"
+
+    def reannotate(self, archive: Path, config: Dict[str, Any]) -> Path:
+        """2. Re-annotation of the entire corpus (Algorithm 1), or only the hashing stage's training sentences, into
+        OUT/codes/SPLIT.jsonl: that folder."""
+        codes = self.out / "codes"
         codes.mkdir(exist_ok=True)
         train_cap = config["dataset_reader"].get("max_instances") if self.same_train_sentences else None
         dev_cap = config.get("validation_dataset_reader", {}).get("max_instances")  # DEV_MAX_INSTANCES
@@ -190,15 +262,23 @@ class Experiment:
             self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", codes / f"{split}.jsonl",
                                                   "--silent", "--cuda-device", self.cuda_device, *cap]
                           + (["--force"] if self.force else []), {}, done=None)
-        # 3. validation stage
+        return codes
+
+    def validation_stage(self, codes: Path, num_bits: int) -> Path:
+        """3. The validation stage on the codes, trained in OUT/validation: that folder."""
+        code_dir = self.out / "validation"
         variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
                      "K": str(num_bits), **self.code_vars}
-        code_config = resources.existing(CONFIGS / f"{task}_code.jsonnet")
+        code_config = resources.existing(CONFIGS / f"{self.task}_code.jsonnet")
         self.allennlp("validation_train", ["train", code_config, "-s", code_dir, "-f"],
                       variables, done=code_dir / "model.tar.gz")
-        # 4. both stages scored on the same sentences
+        return code_dir
+
+    def evaluate(self, archive: Path, config: Dict[str, Any], codes: Path, code_dir: Path
+                 ) -> Dict[str, Dict[str, float]]:
+        """4. Both stages scored on the same sentences of each split but train: stage -> split -> the task's metric."""
         scores: Dict[str, Dict[str, float]] = {"hashing": {}, "validation": {}}
-        metric = TASKS[task]["metric"]
+        metric = TASKS[self.task]["metric"]
         # An archive from before the configs had an uncapped validation reader scores with its capped reader: give
         # it one (its training reader without the cap), so both stages score the very same sentences.
         uncapped = []
@@ -215,24 +295,14 @@ class Experiment:
                               ["evaluate", stage_archive, data, "--output-file", result, "--cuda-device",
                                self.cuda_device, *(uncapped if stage == "hashing" else [])], {}, done=result)
                 scores[stage][split] = json.loads(result.read_text())[metric]
-        # 5. do the codes carry the task? probes of the train codes scored on dev (labels: tags; trees: POS tags)
-        diagnostics = None
-        if self.probe:
-            result = self.out / "diagnostics.json"
-            self.allennlp("probe", ["bits", "probe", "--train", codes / "train.jsonl", "--dev", codes / "dev.jsonl",
-                                    "--json", result], {}, done=result)
-            diagnostics = json.loads(result.read_text())
-        hashing_run = archive.parent
-        row = {
-            "task": task, "metric": metric, "num_bits": num_bits,
-            "beta": config["model"].get("beta", 0.0),
-            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run)},
-            "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
-            "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),
-            "diagnostics": diagnostics, "commands": self.commands, "durations_s": self.durations,
-        }
-        (self.out / "experiment.json").write_text(json.dumps(row, indent=2))
-        return row
+        return scores
+
+    def diagnose(self, codes: Path) -> Dict[str, Any]:
+        """5. Do the codes carry the task? Probes of the train codes scored on dev (labels: tags; trees: POS tags)."""
+        result = self.out / "diagnostics.json"
+        self.allennlp("probe", ["bits", "probe", "--train", codes / "train.jsonl", "--dev", codes / "dev.jsonl",
+                                "--json", result], {}, done=result)
+        return json.loads(result.read_text())
 
 
 def table(rows: Sequence[Dict[str, Any]]) -> str:
@@ -283,11 +353,13 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         train, dev = args.train or resources.existing(spec["train"]), args.dev or resources.existing(spec["dev"])
     except FileNotFoundError as error:
         parser.error(str(error))
-    experiment = Experiment(args.task, args.out.resolve(), train.resolve(), dev.resolve(),
-                            args.test.resolve() if args.test else None, plm,
-                            args.set, args.code_set, args.hashing_archive.resolve() if args.hashing_archive else None,
-                            args.cuda_device, args.force, args.same_train_sentences, args.in_process,
-                            probe=not args.no_probe)
+    settings = ExperimentSettings(
+        args.task, args.out.resolve(), train.resolve(), dev.resolve(), test=args.test.resolve() if args.test else None,
+        plm=plm, hashing_set=args.set, code_set=args.code_set,
+        hashing_archive=args.hashing_archive.resolve() if args.hashing_archive else None, cuda_device=args.cuda_device,
+        force=args.force, same_train_sentences=args.same_train_sentences, in_process=args.in_process,
+        probe=not args.no_probe)
+    experiment = Experiment(settings)
     row = experiment.run()
     print(table([row]))
     if row["diagnostics"] is not None:

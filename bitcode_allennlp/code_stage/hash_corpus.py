@@ -1,4 +1,5 @@
-"""`allennlp hash-corpus`: re-annotate a corpus into codes with a trained hashing model (Algorithm 1 `reannotate`).
+"""`allennlp hash-corpus`: re-annotate a corpus into codes with a trained hashing model (Algorithm 1 `reannotate`),
+the step between the hashing stage and the validation stage; the record, the sharding and the merge are in `shards`.
 
     allennlp hash-corpus runs/ner/model.tar.gz train.conll --output codes/train.jsonl [--batch-size 1024]
     allennlp hash-corpus runs/ner/model.tar.gz train.conll -o codes/train.$I.jsonl --num-shards 16 --shard-index $I
@@ -38,11 +39,11 @@ record plus `merged_from`. OUTPUT is locked and written to a temporary file rena
 failed merge leaves no OUTPUT (or the old one).
 """
 import argparse
-import hashlib
 import json
 import logging
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import torch
@@ -54,48 +55,16 @@ from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.models.archival import load_archive
 from allennlp.nn import util as nn_util
 
+from bitcode_allennlp.code_stage.shards import (CodesRecord, check_same_model, check_shard, file_sha256,
+                                                input_fingerprint, merge_shards, meta_path, shard_of, write_meta)
 from bitcode_allennlp.common.code_format import ints_to_hex
 from bitcode_allennlp.host import options
 from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.model.hashing_model import HashingModel
-from bitcode_allennlp.host.outputs import Input, atomic_file, check_output, output_lock
+from bitcode_allennlp.host.outputs import Input, check_output, output_lock
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
 
 logger = logging.getLogger(__name__)
-
-META_SUFFIX = ".meta.json"
-"""`OUTPUT + META_SUFFIX` records the archive and K that wrote OUTPUT."""
-
-SHARDING = "(index // chunk_size) % num_shards == shard_index"
-"""Which input sentences (0-based index in reading order) a shard codes: whole chunks, dealt out in turn."""
-
-
-def meta_path(output_path: str) -> str:
-    return str(output_path) + META_SUFFIX
-
-
-def file_sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def read_meta(output_path: str) -> Optional[Dict[str, Any]]:
-    """The record beside OUTPUT, or None when there is none."""
-    path = meta_path(output_path)
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as file:
-            meta = json.load(file)
-    except (ValueError, OSError) as error:
-        raise ConfigurationError(f"{path}: not a hash-corpus record ({error}); delete it and {output_path}, or "
-                                 "pass --force") from None
-    if not isinstance(meta, dict):
-        raise ConfigurationError(f"{path}: not a hash-corpus record; delete it and {output_path}, or pass --force")
-    return meta
 
 
 def check_output_path(output_path: str, input_path: Optional[str] = None, archive_path: Optional[str] = None) -> None:
@@ -104,109 +73,6 @@ def check_output_path(output_path: str, input_path: Optional[str] = None, archiv
     inputs = [Input(input_path, "the input corpus"), Input(archive_path, "the model archive")]
     check_output(output_path, inputs, option="--output", what="the codes file", has_force=True)
     check_output(meta_path(output_path), inputs, option="--output", what="the codes file's record", has_force=True)
-
-
-def check_same_model(output_path: str, archive_sha256: Optional[str], num_bits: Optional[int],
-                     archive_path: Optional[str] = None, num_shards: int = 1, shard_index: int = 0,
-                     fingerprint: Optional[Dict[str, Any]] = None, chunk_size: int = 512) -> None:
-    """Refuses to continue OUTPUT if its record names another archive (SHA-256), another K, another shard or chunk
-    size (a record without shard numbers is shard 0 of 1), or an input with another fingerprint."""
-    if not os.path.exists(output_path) or os.path.getsize(output_path) == 0:
-        return
-    meta = read_meta(output_path)
-    if meta is None:
-        return
-    other_archive = archive_sha256 is not None and meta.get("archive_sha256") not in (None, archive_sha256)
-    other_bits = num_bits is not None and meta.get("num_bits") not in (None, num_bits)
-    if other_archive or other_bits:
-        now = f"{archive_path or 'this archive'}" + (f" (K = {num_bits})" if num_bits is not None else "")
-        raise ConfigurationError(
-            f"cannot continue {output_path}: it was written by {meta.get('archive')!r} (K = {meta.get('num_bits')}),"
-            f" not by {now}; delete it or pass --force")
-    their_shard = (meta.get("num_shards", 1), meta.get("shard_index", 0), meta.get("chunk_size", 512))
-    if shard_name(*their_shard) != shard_name(num_shards, shard_index, chunk_size):
-        raise ConfigurationError(
-            f"cannot continue {output_path}: it is {shard_name(*their_shard)}, not "
-            f"{shard_name(num_shards, shard_index, chunk_size)}; check --num-shards, --shard-index and --chunk-size, "
-            "or delete it or pass --force")
-    theirs = meta.get("input_fingerprint")
-    if fingerprint is not None and theirs is not None and theirs != fingerprint:
-        raise ConfigurationError(
-            f"cannot continue {output_path}: it was made from {meta.get('input')!r} with another content "
-            f"(sha256 {str(theirs.get('sha256'))[:12]}..., {theirs.get('bytes')} bytes; now "
-            f"{str(fingerprint.get('sha256'))[:12]}..., {fingerprint.get('bytes')} bytes); delete it or pass --force")
-
-
-def shard_name(num_shards: int, shard_index: int, chunk_size: int = 512) -> str:
-    if num_shards == 1:
-        return "an unsharded run (shard 0 of 1)"  # the chunk size does not change which sentences it codes
-    return f"shard {shard_index} of {num_shards} (chunks of {chunk_size} sentences)"
-
-
-def shard_of(index: int, num_shards: int, chunk_size: int) -> int:
-    """The shard of input sentence `index` (`SHARDING`)."""
-    return (index // chunk_size) % num_shards
-
-
-def shard_size(input_sentences: int, num_shards: int, shard_index: int, chunk_size: int = 512) -> int:
-    """Sentences of shard `shard_index` of `num_shards` of an input of `input_sentences` sentences (`SHARDING`)."""
-    full, rest = divmod(input_sentences, chunk_size)
-    return len(range(shard_index, full, num_shards)) * chunk_size + (rest if full % num_shards == shard_index else 0)
-
-
-def check_shard(num_shards: int, shard_index: int, chunk_size: int = 512) -> None:
-    if chunk_size < 1:
-        raise ConfigurationError(f"--chunk-size must be positive, got {chunk_size}")
-    if num_shards < 1:
-        raise ConfigurationError(f"--num-shards must be positive, got {num_shards}")
-    if not 0 <= shard_index < num_shards:
-        raise ConfigurationError(f"--shard-index must be in 0..{num_shards - 1} for --num-shards {num_shards}, "
-                                 f"got {shard_index}")
-
-
-def input_fingerprint(input_path: str) -> Optional[Dict[str, Any]]:
-    """
-    What identifies INPUT's content: `{"sha256", "bytes"}` of a file, or for a folder (an OntoNotes release)
-    `{"sha256", "bytes", "files"}` over every file below it (relative path, size and SHA-256 of each, in sorted
-    order). None for a URL or a path that does not exist.
-    """
-    if "://" in str(input_path) or not os.path.exists(input_path):
-        return None
-    if os.path.isfile(input_path):
-        return {"sha256": file_sha256(input_path), "bytes": os.path.getsize(input_path)}
-    digest, total, count = hashlib.sha256(), 0, 0
-    for folder, folders, names in os.walk(input_path):
-        folders.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            if not os.path.isfile(path):
-                continue
-            size = os.path.getsize(path)
-            relative = os.path.relpath(path, input_path).replace(os.sep, "/")
-            digest.update(f"{relative}\0{size}\0{file_sha256(path)}\n".encode("utf-8"))
-            total, count = total + size, count + 1
-    return {"sha256": digest.hexdigest(), "bytes": total, "files": count}
-
-
-def write_meta(output_path: str, archive_path: Optional[str], archive_sha256: Optional[str], num_bits: int,
-               input_path: str, fingerprint: Optional[Dict[str, Any]] = None,
-               reader_settings: Optional[Dict[str, Any]] = None, num_shards: int = 1, shard_index: int = 0,
-               chunk_size: int = 512, sentences: Optional[int] = None, input_sentences: Optional[int] = None
-               ) -> None:
-    """The record beside OUTPUT; `complete` (and the counts) once `sentences` and `input_sentences` are given."""
-    complete = sentences is not None and input_sentences is not None
-    meta = {"written_by": "allennlp hash-corpus", "archive": os.path.abspath(archive_path) if archive_path else None,
-            "archive_sha256": archive_sha256, "num_bits": num_bits, "input": input_path,
-            "input_fingerprint": fingerprint, "reader": reader_settings, "num_shards": num_shards,
-            "shard_index": shard_index, "chunk_size": chunk_size, "sharding": SHARDING, "complete": complete,
-            "sentences": sentences, "input_sentences": input_sentences}
-    _write_json(meta_path(output_path), meta)
-
-
-def _write_json(path: str, value: Dict[str, Any]) -> None:
-    with atomic_file(path) as file:  # a kill never leaves half a record
-        json.dump(value, file, indent=1)
-        file.write("\n")
 
 
 def completed_lines(path: str) -> Tuple[int, Optional[Dict[str, Any]], int]:
@@ -310,108 +176,185 @@ def gold_record(instance: Instance) -> Dict[str, Any]:
     return {"tree": gold_tree} if gold_tree is not None else {}
 
 
-def reannotate(
-    model: HashingModel,
-    reader: DatasetReader,
-    input_path: str,
-    output_path: str,
-    max_tokens: int = 1024,
-    max_subtokens: Optional[int] = 1536,
-    cuda_device: int = -1,
-    force: bool = False,
-    chunk_size: int = 512,
-    progress: bool = True,
-    archive_path: Optional[str] = None,
-    archive_sha256: Optional[str] = None,
-    num_shards: int = 1,
-    shard_index: int = 0,
-    fingerprint: Optional[Dict[str, Any]] = None,
-    reader_settings: Optional[Dict[str, Any]] = None,
-) -> Dict[str, int]:
+@dataclass(frozen=True)
+class ReannotateOptions:
+    """
+    How `reannotate` batches, resumes and records a run (the options of `allennlp hash-corpus`).
+
+    # Parameters
+
+    max_tokens : `int`, optional (default = `1024`)
+        Padded words per batch (`--batch-size`).
+    max_subtokens : `Optional[int]`, optional (default = `1536`)
+        Padded sub-tokens per batch (`--max-subtokens`); None: no bound.
+    cuda_device : `int`, optional (default = `-1`)
+        GPU id, or -1 for CPU.
+    force : `bool`, optional (default = `False`)
+        Start OUTPUT over instead of continuing it.
+    chunk_size : `int`, optional (default = `512`)
+        Sentences read, batched and written at a time; the unit of sharding.
+    progress : `bool`, optional (default = `True`)
+        Show a progress bar.
+    archive_path : `Optional[str]`, optional (default = `None`)
+        The model archive, recorded.
+    archive_sha256 : `Optional[str]`, optional (default = `None`)
+        Its SHA-256, recorded (computed from `archive_path` when None).
+    num_shards : `int`, optional (default = `1`)
+    shard_index : `int`, optional (default = `0`)
+        Code only the chunks whose number is `shard_index` modulo `num_shards` (`SHARDING`).
+    fingerprint : `Optional[Dict[str, Any]]`, optional (default = `None`)
+        The input's content, recorded (computed when None: `input_fingerprint`).
+    reader_settings : `Optional[Dict[str, Any]]`, optional (default = `None`)
+        How the reader was chosen, recorded (`max_instances` added).
+    """
+
+    max_tokens: int = 1024
+    max_subtokens: Optional[int] = 1536
+    cuda_device: int = -1
+    force: bool = False
+    chunk_size: int = 512
+    progress: bool = True
+    archive_path: Optional[str] = None
+    archive_sha256: Optional[str] = None
+    num_shards: int = 1
+    shard_index: int = 0
+    fingerprint: Optional[Dict[str, Any]] = None
+    reader_settings: Optional[Dict[str, Any]] = None
+
+
+Resume = Tuple[int, Optional[Dict[str, Any]], int]
+"""Where OUTPUT is continued (`completed_lines`): its complete lines, the last one, and the byte offset after it."""
+
+
+def reannotate(model: HashingModel, reader: DatasetReader, input_path: str, output_path: str,
+               options: Optional[ReannotateOptions] = None, **knobs: Any) -> Dict[str, int]:
     """
     Writes the codes corpus of `input_path` to `output_path` (see the module docstring) and returns counts:
     `sentences` (in the output), `resumed` (lines kept from an earlier run), `words` (coded in this run),
     `input_sentences` (sentences of the input, all shards).
-    `archive_path` and `archive_sha256` (computed from `archive_path` when not given) go to the record
-    `output_path + ".meta.json"`; continuing a file written by another archive or K raises `ConfigurationError`,
-    as does an `output_path` that is the input or the archive (`check_output_path`, whatever `force` says) or that
-    another run is writing (`output_lock`).
+    `options` (default `ReannotateOptions()`), with any of its fields given as a keyword (`knobs`, e.g.
+    `chunk_size=4`) in its place. `archive_path` and `archive_sha256` (computed from `archive_path` when not given)
+    go to the record `output_path + ".meta.json"`; continuing a file written by another archive or K raises
+    `ConfigurationError`, as does an `output_path` that is the input or the archive (`check_output_path`, whatever
+    `force` says) or that another run is writing (`output_lock`).
     With `num_shards` > 1 only the chunks of `chunk_size` sentences whose number is `shard_index` modulo
     `num_shards` are coded (`SHARDING`; an unsharded run with the same chunk size codes each chunk in the same
     batches). `fingerprint` (of the input, computed when None) and `reader_settings` (recorded; `max_instances`
     added) let the merge check that the shards read the same input the same way.
     """
+    options = replace(options or ReannotateOptions(), **knobs)
     if model.num_bits is None:
         raise ConfigurationError("this model has no hash layer: re-annotate with a hashing-stage archive")
-    check_shard(num_shards, shard_index, chunk_size)
-    check_output_path(output_path, input_path, archive_path)
+    check_shard(options.num_shards, options.shard_index, options.chunk_size)
+    check_output_path(output_path, input_path, options.archive_path)
+    record = _record(model, reader, input_path, options)
+    with output_lock(output_path):  # held until the record says complete: a second run stops at once
+        resume: Resume = (0, None, 0) if options.force else _resume_point(output_path, record)
+        model.eval()
+        counts = _write_codes(model, reader, input_path, output_path, record, options, resume)
+        done = resume[0]
+        if counts.sentences < done:
+            raise ConfigurationError(f"{output_path} has {done} lines but {input_path} has only {counts.sentences} "
+                                     f"sentences{' in this shard' if options.num_shards > 1 else ''}: it was made "
+                                     "from another corpus; delete it or pass --force")
+        write_meta(output_path, record, sentences=counts.sentences, input_sentences=counts.read)
+        return {"sentences": counts.sentences, "resumed": done, "words": counts.words, "input_sentences": counts.read}
+
+
+@dataclass
+class _Counts:
+    """What a run has read and written so far."""
+
+    sentences: int = 0  # lines of OUTPUT: kept from an earlier run, then coded by this one
+    words: int = 0  # coded by this run
+    read: int = 0  # sentences of the input read, all shards
+
+
+def _record(model: HashingModel, reader: DatasetReader, input_path: str, options: ReannotateOptions
+            ) -> CodesRecord:
+    """The run's record; the archive's SHA-256 and the input's fingerprint computed when `options` has none."""
+    archive_path, archive_sha256, fingerprint = options.archive_path, options.archive_sha256, options.fingerprint
     if archive_sha256 is None and archive_path is not None and os.path.isfile(archive_path):
         archive_sha256 = file_sha256(archive_path)
     if fingerprint is None:
         fingerprint = input_fingerprint(input_path)
-    settings = {**(reader_settings or {}), "max_instances": reader.max_instances}
-    record = dict(archive_path=archive_path, archive_sha256=archive_sha256, num_bits=model.num_bits,
-                  input_path=input_path, fingerprint=fingerprint, reader_settings=settings, num_shards=num_shards,
-                  shard_index=shard_index, chunk_size=chunk_size)
-    with output_lock(output_path):  # held until the record says complete: a second run stops at once
-        done, last, offset = (0, None, 0)
-        if os.path.exists(output_path) and not force:
-            check_same_model(output_path, archive_sha256, model.num_bits, archive_path, num_shards, shard_index,
-                             fingerprint, chunk_size)
-            done, last, offset = completed_lines(output_path)
-            if last is not None and last.get("num_bits") != model.num_bits:
-                raise ConfigurationError(f"cannot continue {output_path}: its codes have {last.get('num_bits')!r} "
-                                         f"bits, this model's K is {model.num_bits}; delete it or pass --force")
-            os.truncate(output_path, offset)
-            if done:
-                logger.info("%s has %d complete lines: continuing after them", output_path, done)
-        model.eval()
-        words = 0
-        sentences = 0
-        read = [0]  # sentences of the input read so far, all shards
+    settings = {**(options.reader_settings or {}), "max_instances": reader.max_instances}
+    return CodesRecord(archive_path, archive_sha256, model.num_bits, input_path, fingerprint, settings,
+                       options.num_shards, options.shard_index, options.chunk_size)
 
-        def shard_instances() -> Iterator[Instance]:
-            for index, instance in enumerate(reader.read(input_path)):
-                read[0] = index + 1
-                if shard_of(index, num_shards, chunk_size) == shard_index:
-                    yield instance  # whole chunks in input order: `_chunks` below gives back exactly those chunks
 
-        out = None  # opened on the first chunk to write, so a bad input leaves no empty output behind
-        bar = Tqdm.tqdm(desc="hash-corpus" if num_shards == 1 else f"hash-corpus {shard_index}/{num_shards}",
-                        unit=" sentences", disable=not progress)
-        try:
-            with torch.no_grad(), cached_word_pieces(reader):
-                for chunk in _chunks(shard_instances(), chunk_size):
-                    if sentences + len(chunk) <= done:
-                        sentences += len(chunk)
-                        if sentences == done:
-                            _check_resume_point(chunk[-1], last, output_path)
-                        continue
-                    if sentences < done:  # the chunk straddles the resume point
-                        _check_resume_point(chunk[done - sentences - 1], last, output_path)
-                        chunk = chunk[done - sentences :]
-                        sentences = done
-                    lines = _code_chunk(model, reader, chunk, max_tokens, cuda_device, max_subtokens)
-                    if out is None:
-                        write_meta(output_path, **record)  # not complete until the end
-                        out = open(output_path, "a" if offset else "w", encoding="utf-8")
-                    out.write("".join(lines))
-                    out.flush()
-                    sentences += len(chunk)
-                    words += sum(len(instance["tokens"]) for instance in chunk)  # type: ignore[arg-type]
-                    bar.update(len(chunk))
-        finally:
-            bar.close()
-            if out is not None:
-                out.close()
-        if sentences < done:
-            raise ConfigurationError(f"{output_path} has {done} lines but {input_path} has only {sentences} "
-                                     f"sentences{' in this shard' if num_shards > 1 else ''}: it was made from "
-                                     "another corpus; delete it or pass --force")
-        if out is None and offset == 0:
-            open(output_path, "w", encoding="utf-8").close()  # a shard with no sentences (or --force on a full one)
-        write_meta(output_path, **record, sentences=sentences, input_sentences=read[0])
-        return {"sentences": sentences, "resumed": done, "words": words, "input_sentences": read[0]}
+def _resume_point(output_path: str, record: CodesRecord) -> Resume:
+    """OUTPUT's complete lines, once checked to be this run's, with what follows them cut off."""
+    if not os.path.exists(output_path):
+        return 0, None, 0
+    check_same_model(output_path, record)
+    done, last, offset = completed_lines(output_path)
+    if last is not None and last.get("num_bits") != record.num_bits:
+        raise ConfigurationError(f"cannot continue {output_path}: its codes have {last.get('num_bits')!r} "
+                                 f"bits, this model's K is {record.num_bits}; delete it or pass --force")
+    os.truncate(output_path, offset)
+    if done:
+        logger.info("%s has %d complete lines: continuing after them", output_path, done)
+    return done, last, offset
+
+
+def _write_codes(model: HashingModel, reader: DatasetReader, input_path: str, output_path: str,
+                 record: CodesRecord, options: ReannotateOptions, resume: Resume) -> _Counts:
+    """Codes the shard's chunks after the `resume` point and appends their lines to OUTPUT (the record first)."""
+    counts = _Counts()
+    offset = resume[2]
+    out = None  # opened on the first chunk to write, so a bad input leaves no empty output behind
+    num_shards, shard_index = options.num_shards, options.shard_index
+    bar = Tqdm.tqdm(desc="hash-corpus" if num_shards == 1 else f"hash-corpus {shard_index}/{num_shards}",
+                    unit=" sentences", disable=not options.progress)
+    try:
+        with torch.no_grad(), cached_word_pieces(reader):
+            chunks = _chunks(_shard_instances(reader, input_path, options, counts), options.chunk_size)
+            for chunk in _after_resume_point(chunks, resume, output_path, counts):
+                lines = _code_chunk(model, reader, chunk, options.max_tokens, options.cuda_device,
+                                    options.max_subtokens)
+                if out is None:
+                    write_meta(output_path, record)  # not complete until the end
+                    out = open(output_path, "a" if offset else "w", encoding="utf-8")
+                out.write("".join(lines))
+                out.flush()
+                counts.sentences += len(chunk)
+                counts.words += sum(len(instance["tokens"]) for instance in chunk)  # type: ignore[arg-type]
+                bar.update(len(chunk))
+    finally:
+        bar.close()
+        if out is not None:
+            out.close()
+    if out is None and offset == 0:  # (offset 0: nothing to continue, so no count to check first)
+        open(output_path, "w", encoding="utf-8").close()  # a shard with no sentences (or --force on a full one)
+    return counts
+
+
+def _shard_instances(reader: DatasetReader, input_path: str, options: ReannotateOptions, counts: _Counts
+                     ) -> Iterator[Instance]:
+    """The shard's sentences of the input; `counts.read` counts every sentence read, all shards."""
+    for index, instance in enumerate(reader.read(input_path)):
+        counts.read = index + 1
+        if shard_of(index, options.num_shards, options.chunk_size) == options.shard_index:
+            yield instance  # whole chunks in input order: `_chunks` gives back exactly those chunks
+
+
+def _after_resume_point(chunks: Iterable[List[Instance]], resume: Resume, output_path: str, counts: _Counts
+                        ) -> Iterator[List[Instance]]:
+    """The chunks less the sentences of OUTPUT's complete lines (counted in `counts.sentences`), once the last of
+    those is checked to be the sentence of OUTPUT's last line."""
+    done, last, _ = resume
+    for chunk in chunks:
+        if counts.sentences + len(chunk) <= done:
+            counts.sentences += len(chunk)
+            if counts.sentences == done:
+                _check_resume_point(chunk[-1], last, output_path)
+            continue
+        if counts.sentences < done:  # the chunk straddles the resume point
+            _check_resume_point(chunk[done - counts.sentences - 1], last, output_path)
+            chunk = chunk[done - counts.sentences :]
+            counts.sentences = done
+        yield chunk
 
 
 def _check_resume_point(instance: Instance, last: Optional[Dict[str, Any]], output_path: str) -> None:
@@ -445,119 +388,6 @@ def _code_chunk(model: HashingModel, reader: DatasetReader, chunk: List[Instance
                   **gold_record(instance), "source": metadata.get("source")}
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     return lines
-
-
-def merge_shards(shard_paths: List[str], output_path: str, force: bool = False) -> Dict[str, int]:
-    """
-    Merges the shards of a sharded run into `output_path`, in input order (chunk c from shard c % N), after checking
-    that they come from one archive, K, input, reader and chunk size, that shards 0..N-1 are each given once and
-    complete, and
-    that each has the lines its record says; then writes the record (the shards' record as an unsharded run's, plus
-    `merged_from`). Any problem raises `ConfigurationError` naming the file; OUTPUT is written to a temporary file
-    first, so a failed merge leaves no OUTPUT. Returns `{"sentences", "shards"}`.
-    """
-    if not shard_paths:
-        raise ConfigurationError("no shards to merge")
-    inputs = [Input(path, "one of the shards") for path in shard_paths]
-    inputs += [Input(meta_path(path), "the record of a shard") for path in shard_paths]
-    check_output(output_path, inputs, option="--output", what="the merged file", has_force=True)
-    check_output(meta_path(output_path), inputs, option="--output", what="the merged file's record", has_force=True)
-    with output_lock(output_path):
-        return _merge_shards(shard_paths, output_path, force)
-
-
-def _merge_shards(shard_paths: List[str], output_path: str, force: bool) -> Dict[str, int]:
-    metas = []
-    for path in shard_paths:
-        path = str(path)
-        if path.endswith(META_SUFFIX):
-            raise ConfigurationError(f"{path}: is a hash-corpus record; give the codes file beside it "
-                                     f"({path[: -len(META_SUFFIX)]})")
-        if not os.path.isfile(path):
-            raise ConfigurationError(f"{path}: {'is a folder' if os.path.isdir(path) else 'no such file'}; "
-                                     "expected a codes file written by hash-corpus --num-shards")
-        meta = read_meta(path)
-        if meta is None:
-            raise ConfigurationError(f"{path}: no record {meta_path(path)} beside it, so it is not hash-corpus output")
-        metas.append((path, meta))
-    first, reference = metas[0]
-    for path, meta in metas[1:]:
-        if (meta.get("archive_sha256"), meta.get("num_bits")) != (reference.get("archive_sha256"),
-                                                                   reference.get("num_bits")):
-            raise ConfigurationError(
-                f"{path}: written by {_model_name(meta)}, but {first} by {_model_name(reference)}; every shard must "
-                "come from the same archive and K")
-        for key, what in (("input", "input path"), ("input_fingerprint", "input content"),
-                          ("reader", "reader settings"), ("num_shards", "number of shards"),
-                          ("chunk_size", "chunk size")):
-            if meta.get(key) != reference.get(key):
-                raise ConfigurationError(f"{path}: {what} {meta.get(key)!r}, but {first} has {reference.get(key)!r}; "
-                                         "every shard must come from the same command with another --shard-index")
-    num_shards, chunk_size = reference.get("num_shards", 1), reference.get("chunk_size", 512)
-    by_index: Dict[int, str] = {}
-    for path, meta in metas:
-        index = meta.get("shard_index", 0)
-        if not isinstance(index, int) or not 0 <= index < num_shards:
-            raise ConfigurationError(f"{path}: shard index {index!r} is not in 0..{num_shards - 1}")
-        if index in by_index:
-            raise ConfigurationError(f"{by_index[index]} and {path} are both shard {index} of {num_shards}; "
-                                     "give each shard once")
-        by_index[index] = path
-    missing = [index for index in range(num_shards) if index not in by_index]
-    if missing:
-        names = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
-        raise ConfigurationError(f"{first}: {len(missing)} of its {num_shards} shards not given (shard index "
-                                 f"{names}); give every shard of the run")
-    paths = [by_index[index] for index in range(num_shards)]
-    meta_of = dict(metas)
-    for index, path in enumerate(paths):
-        meta = meta_of[path]
-        if meta.get("complete") is not True:
-            raise ConfigurationError(f"{path}: shard {index} of {num_shards} is incomplete (its hash-corpus run has "
-                                     "not finished); run its command again to finish it")
-    total = meta_of[paths[0]].get("input_sentences")
-    for index, path in enumerate(paths):
-        meta = meta_of[path]
-        if meta.get("input_sentences") != total:
-            raise ConfigurationError(f"{path}: read {meta.get('input_sentences')} input sentences, but {paths[0]} "
-                                     f"read {total}; every shard must read the same input")
-        expected = shard_size(total, num_shards, index, chunk_size) if isinstance(total, int) else None
-        if meta.get("sentences") != expected:
-            raise ConfigurationError(f"{path}: its record says {meta.get('sentences')} sentences, but shard {index} "
-                                     f"of {num_shards} (chunks of {chunk_size}) of {total} sentences has {expected}")
-    if os.path.exists(output_path) and not force:
-        raise ConfigurationError(f"{output_path}: exists; pass --force to replace it")
-    files = [open(path, "rb") for path in paths]
-    try:
-        read = [0] * num_shards
-        with atomic_file(output_path, "wb") as out:  # a failed merge leaves no OUTPUT (or the old one)
-            for sentence in range(total):
-                index = shard_of(sentence, num_shards, chunk_size)
-                line = files[index].readline()
-                if not line.endswith(b"\n"):
-                    raise ConfigurationError(
-                        f"{paths[index]}: ends after {read[index]} complete lines, but its record says "
-                        f"{meta_of[paths[index]]['sentences']}: the file was changed after its run finished; run its "
-                        "command again to finish it")
-                out.write(line)
-                read[index] += 1
-            for index, file in enumerate(files):
-                if file.read(1):
-                    raise ConfigurationError(
-                        f"{paths[index]}: has more lines than the {meta_of[paths[index]]['sentences']} its record says;"
-                        " the file was changed after its run finished; run its command with --force")
-    finally:
-        for file in files:
-            file.close()
-    merged = {**reference, "num_shards": 1, "shard_index": 0, "complete": True, "sentences": total,
-              "input_sentences": total, "merged_from": [os.path.abspath(path) for path in paths]}
-    _write_json(meta_path(output_path), merged)
-    return {"sentences": total, "shards": num_shards}
-
-
-def _model_name(meta: Dict[str, Any]) -> str:
-    return (f"{meta.get('archive')!r} (sha256 {str(meta.get('archive_sha256'))[:12]}..., "
-            f"K = {meta.get('num_bits')})")
 
 
 @Subcommand.register("hash-corpus")
@@ -614,8 +444,9 @@ def _hash_corpus(args: argparse.Namespace) -> Dict[str, int]:
     archive_sha256 = file_sha256(args.archive_file) if os.path.isfile(args.archive_file) else None
     fingerprint = input_fingerprint(args.input_file)
     if not args.force:  # before loading the model
-        check_same_model(args.output, archive_sha256, None, args.archive_file, args.num_shards, args.shard_index,
-                         fingerprint, args.chunk_size)
+        check_same_model(args.output, CodesRecord(args.archive_file, archive_sha256, None, args.input_file,
+                                                  fingerprint, num_shards=args.num_shards,
+                                                  shard_index=args.shard_index, chunk_size=args.chunk_size))
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device, overrides=args.overrides)
     model = archive.model
     if not isinstance(model, HashingModel):
@@ -623,12 +454,12 @@ def _hash_corpus(args: argparse.Namespace) -> Dict[str, int]:
     reader = archive.validation_dataset_reader if args.dataset_reader_choice == "validation" else archive.dataset_reader
     reader.max_instances = args.max_instances
     settings = {"dataset_reader_choice": args.dataset_reader_choice, "overrides": args.overrides or ""}
-    counts = reannotate(model, reader, args.input_file, args.output, max_tokens=args.batch_size,
-                        max_subtokens=args.max_subtokens, cuda_device=args.cuda_device, force=args.force,
-                        chunk_size=args.chunk_size, progress=not args.silent, archive_path=args.archive_file,
-                        archive_sha256=archive_sha256,
-                        num_shards=args.num_shards, shard_index=args.shard_index, fingerprint=fingerprint,
-                        reader_settings=settings)
+    run_options = ReannotateOptions(max_tokens=args.batch_size, max_subtokens=args.max_subtokens,
+                                    cuda_device=args.cuda_device, force=args.force, chunk_size=args.chunk_size,
+                                    progress=not args.silent, archive_path=args.archive_file,
+                                    archive_sha256=archive_sha256, num_shards=args.num_shards,
+                                    shard_index=args.shard_index, fingerprint=fingerprint, reader_settings=settings)
+    counts = reannotate(model, reader, args.input_file, args.output, run_options)
     shard = f" (shard {args.shard_index} of {args.num_shards}: {counts['input_sentences']} input sentences)"
     logger.info("%s: %d sentences%s (%d kept from an earlier run, %d words coded now)", args.output,
                 counts["sentences"], shard if args.num_shards > 1 else "", counts["resumed"], counts["words"])

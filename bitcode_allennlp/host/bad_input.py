@@ -51,7 +51,7 @@ from allennlp.common.checks import ConfigurationError
 # which can happen in the middle of importing `bitcode_allennlp.host.errors` itself (it imports allennlp).
 from bitcode_allennlp.host import errors, options
 from bitcode_allennlp.host.console import (
-    USER_OS_ERRORS, debug, error_message, report_user_error,
+    INTERRUPTED_STATUS, USER_OS_ERRORS, debug, error_message, report_interrupt, report_user_error,
 )
 from bitcode_allennlp.host.outputs import Input, atomic_path, guarded_outputs, split_paths
 from bitcode_allennlp.host.patching import patch, replacing
@@ -69,7 +69,8 @@ UNSTARTED_ENTRIES = ("config.json", "meta.json", "vocabulary")
 
 
 def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
-    """`allennlp.commands.main`, printing a user error as two lines on stderr and exiting with status 1."""
+    """`allennlp.commands.main`, printing a user error as two lines on stderr and exiting with status 1, and Ctrl-C
+    as one line naming what the output holds (`report_interrupt`), exiting with status 130."""
 
     def main(prog: Optional[str] = None) -> None:
         try:
@@ -79,6 +80,11 @@ def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
                 raise
             report_user_error(prog, sys.argv[1:], error)
             raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            if debug():
+                raise
+            report_interrupt(prog, sys.argv[1:])
+            raise SystemExit(INTERRUPTED_STATUS) from None
 
     main.__doc__ = original.__doc__
     main.__wrapped__ = original  # type: ignore[attr-defined]

@@ -239,6 +239,39 @@ def report_user_error(prog: Optional[str], argv: List[str], error: BaseException
     sys.stderr.flush()
 
 
+INTERRUPTED_STATUS = 130
+"""The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it."""
+
+RESUMABLE = {
+    # command -> (its output options, what the output holds after Ctrl-C and how to go on)
+    "train": (("-s", "--serialization-dir"), "holds the checkpoints so far: resume with --recover"),
+    "hash-corpus": (("-o", "--output"), "holds the sentences coded so far: run the same command to resume"),
+}
+
+
+def option_value(argv: List[str], names: "tuple") -> Optional[str]:
+    """The value of the first option of `names` on the command line (`-s DIR`, `--output=FILE`), or None."""
+    for i, arg in enumerate(argv):
+        for name in names:
+            if arg == name and i + 1 < len(argv):
+                return argv[i + 1]
+            if name.startswith("--") and arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+    return None
+
+
+def report_interrupt(prog: Optional[str], argv: List[str]) -> None:
+    """Prints one line for Ctrl-C: ``<prog> <command>: interrupted (Ctrl-C); <what its output holds>``."""
+    name = command_name(argv)
+    command = " ".join(part for part in (prog or "allennlp", name) if part)
+    options, holds = RESUMABLE.get(name, ((), ""))
+    output = option_value(argv, options) if options else None
+    after = (f"{output} {holds}" if output else
+             "no partial output: outputs are written whole or not at all (files named by an option are unchanged)")
+    sys.stderr.write(f"{command}: interrupted (Ctrl-C); {after}\n")
+    sys.stderr.flush()
+
+
 # ------------------------------------------------------------------------------------------------ into AllenNLP
 
 

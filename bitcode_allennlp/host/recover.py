@@ -19,7 +19,14 @@ without it resume as before). Limits: single-process training only (under DDP on
 saved, so DDP resumes as before); the ``training_*`` metrics of the interrupted epoch itself count only the batches
 trained after the resume (AllenNLP keeps no running sums in checkpoints; its ``training_loss`` divides their loss by
 all the epoch's batches); every later epoch and every validation metric is exact.
+
+A second repair in the same patch: `--recover` of a run that had already finished trains nothing, and AllenNLP then
+wrote a `metrics.json` with only the `best_*` keys, losing the training and validation metrics of the finished
+run. `_keeping_finished_metrics` returns the last epoch's metrics (`metrics_epoch_<last>.json`) for such a run,
+updated with what the resumed trainer computed, so `metrics.json` is written as the uninterrupted run wrote it.
 """
+import json
+import os
 import random
 from typing import Any, Dict
 
@@ -116,6 +123,21 @@ def install_exact_recover(module) -> None:
     patch(module.GradientDescentTrainer, "get_checkpoint_state", _with_rng_state, mark="exact_recover", reason=reason)
     patch(module.GradientDescentTrainer, "_maybe_restore_checkpoint", _resuming_in_place, mark="exact_recover",
           reason=reason)
+    patch(module.GradientDescentTrainer, "_try_train", _keeping_finished_metrics, mark="exact_recover",
+          reason=reason + "; a finished run keeps its metrics")
+
+
+def _keeping_finished_metrics(original_try_train):
+    def _try_train(self):
+        finished = self._num_epochs > 0 and self._start_after_epochs_completed >= self._num_epochs
+        metrics, epoch = original_try_train(self)
+        last = os.path.join(self._serialization_dir or "", f"metrics_epoch_{self._num_epochs - 1}.json")
+        if finished and self._serialization_dir and os.path.isfile(last):
+            with open(last, encoding="utf-8") as file:
+                metrics = {**json.load(file), **metrics}
+        return metrics, epoch
+
+    return _try_train
 
 
 def _with_rng_state(original_state):

@@ -15,8 +15,8 @@ from allennlp.models.archival import load_archive
 
 import bitcode_allennlp.code_stage.hash_corpus as hash_corpus
 from bitcode_allennlp.data.dataset_readers import ConlluPosDatasetReader
-from bitcode_allennlp.code_stage.hash_corpus import (SHARDING, meta_path, merge_shards, read_meta, reannotate,
-                                                     shard_of, shard_size)
+from bitcode_allennlp.code_stage.hash_corpus import reannotate
+from bitcode_allennlp.code_stage.shards import SHARDING, meta_path, merge_shards, read_meta, shard_of, shard_size
 from tests.conftest import FIXTURES
 
 NER_DEV = FIXTURES / "data" / "conll2012" / "development"  # a release folder: its fingerprint covers every file

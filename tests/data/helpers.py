@@ -20,9 +20,9 @@ def shared(relative: str) -> Path:
 
 
 def fixture(relative: str) -> Path:
+    """A committed file of ``fixtures/data``; a missing one fails the test (it is part of the checkout)."""
     path = FIXTURE_DATA / relative
-    if not path.exists():
-        pytest.skip(f"fixture {path} not found")
+    assert path.exists(), f"committed fixture {path} is missing (regenerate: python fixtures/make_fixtures.py)"
     return path
 
 

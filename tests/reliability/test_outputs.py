@@ -386,7 +386,8 @@ def test_evaluate_into_a_folder_fails_before_evaluating(archive, tmp_path, monke
 def test_a_failed_merge_leaves_the_old_output(archive, corpus, tmp_path):
     from allennlp.models.archival import load_archive
 
-    from bitcode_allennlp.code_stage.hash_corpus import merge_shards, reannotate
+    from bitcode_allennlp.code_stage.hash_corpus import reannotate
+    from bitcode_allennlp.code_stage.shards import merge_shards
 
     loaded = load_archive(archive)
     shards = [tmp_path / f"shard-{index}.jsonl" for index in range(2)]

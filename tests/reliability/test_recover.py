@@ -128,6 +128,15 @@ def test_recover_after_a_kill_mid_epoch_reaches_the_uninterrupted_result(tmp_pat
     assert {k: epoch_0[k] for k in validation} == {k: reference_epoch_0[k] for k in validation}
     for name in ("best.th", "model_state_e2_b0.th"):
         assert same(torch.load(run / name), torch.load(reference_run / name)), name
+
+    # A finished run recovered trains nothing and keeps its metrics (AllenNLP's wrote only the best_* keys).
+    finished = json.loads((reference_run / "metrics.json").read_text())
+    again = start(reference_command + ["--recover"], tmp_path / "again.log")
+    assert again.wait(timeout=400) == 0, (tmp_path / "again.log").read_text()[-4000:]
+    assert trained_batches(reference_run) == [uninterrupted]  # no batch trained by the second process
+    recovered = json.loads((reference_run / "metrics.json").read_text())
+    assert recovered.keys() == finished.keys() and stable(recovered) == stable(finished)
+    assert any(key.startswith("training_") for key in recovered) and "validation_loss" in recovered
     final_states = [torch.load(r / "training_state_e2_b0.th") for r in (run, reference_run)]
     for key in ("optimizer", "learning_rate_scheduler", "metric_tracker", "rng_state"):
         assert same(final_states[0][key], final_states[1][key]), key

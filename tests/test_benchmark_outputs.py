@@ -1,0 +1,45 @@
+"""Benchmarks write under `runs/benchmarks/` and change the committed `benchmarks/results/` only when asked
+(`--update-results`, `benchmarks/common.py:parse_args`)."""
+import argparse
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import common  # noqa: E402
+
+
+def parser():
+    made = argparse.ArgumentParser()
+    made.add_argument("--out", type=Path, default=common.RESULTS / "thing.json")
+    made.add_argument("--table", default=str(common.RESULTS / "sub" / "thing.md"))
+    return made
+
+
+def test_results_go_under_runs_by_default(monkeypatch):
+    monkeypatch.setattr(common, "RESULTS", common.RESULTS)
+    args = common.parse_args(parser(), [])
+    assert args.out == ROOT / "runs" / "benchmarks" / "thing.json"
+    assert args.table == str(ROOT / "runs" / "benchmarks" / "sub" / "thing.md")
+    assert common.RESULTS == ROOT / "runs" / "benchmarks"
+
+
+def test_update_results_writes_the_committed_folder(monkeypatch):
+    monkeypatch.setattr(common, "RESULTS", common.RESULTS)
+    args = common.parse_args(parser(), ["--update-results"])
+    assert args.out == ROOT / "benchmarks" / "results" / "thing.json"
+    assert args.table == str(ROOT / "benchmarks" / "results" / "sub" / "thing.md")
+    assert common.RESULTS == common.COMMITTED == ROOT / "benchmarks" / "results"
+
+
+def test_an_explicit_out_is_kept(monkeypatch, tmp_path):
+    monkeypatch.setattr(common, "RESULTS", common.RESULTS)
+    args = common.parse_args(parser(), ["--update-results", "--out", str(tmp_path / "mine.json")])
+    assert args.out == tmp_path / "mine.json"
+
+
+def test_every_script_parses_through_common():
+    scripts = [path for path in sorted((ROOT / "benchmarks").glob("*.py")) if path.name != "common.py"]
+    plain = [path.name for path in scripts if "parser.parse_args(" in path.read_text()]
+    assert scripts and not plain, plain
