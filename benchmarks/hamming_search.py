@@ -98,7 +98,8 @@ def median_time(function, rounds: int) -> float:
 
 def worker(args: argparse.Namespace) -> None:
     """One index type in this process: build, time, save results under --result-dir."""
-    from bitcode_allennlp.bits.index import HammingIndex, import_faiss, pack_codes
+    from bitcode_allennlp.bits.faiss_index import import_faiss, pack_codes
+    from bitcode_allennlp.bits.index import HammingIndex
 
     if args.kind != "numpy":
         import_faiss()  # before the memory is measured: its libraries are not the index

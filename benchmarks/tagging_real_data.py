@@ -61,7 +61,7 @@ def train_run(args: argparse.Namespace, task: str, beta: float, plm: str, cap: O
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     return {
-        "task": task, "beta": beta, "two_views": beta > 0, "epochs": args.epochs, "max_instances": cap,
+        "task": task, "beta": beta, "two_views": True, "epochs": args.epochs, "max_instances": cap,
         "dev_" + spec["metric"]: metrics["best_validation_" + spec["metric"]],
         "dev_code_distinct": metrics.get("best_validation_code_distinct"),
         "dev_code_bit_entropy": metrics.get("best_validation_code_bit_entropy"),

@@ -55,6 +55,7 @@ def test_registered_names_resolve():
     from allennlp.training.learning_rate_schedulers import LearningRateScheduler
     from allennlp.training.metrics import Metric
 
+    from bitcode_allennlp.model.code_head import CodeHead
     from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 
     expected = {
@@ -66,6 +67,7 @@ def test_registered_names_resolve():
         Model: ["hash_crf_tagger", "hash_span_parser"],
         Seq2SeqEncoder: ["hash_transformer"],
         ContrastiveHashLoss: ["contrastive_hash"],
+        CodeHead: ["mlp"],
         BatchSampler: ["token_budget"],
         Metric: ["code_metrics", "span_f1_distributed", "evalb_f1"],
         Predictor: ["hash_tagger", "hash_parser"],
@@ -99,6 +101,26 @@ def test_beta_zero_baseline_trains_two_views(config, monkeypatch):
     assert Params.from_file(str(CONFIGS / config))["model"]["two_views"] is True
     monkeypatch.setenv("TWO_VIEWS", "false")
     assert Params.from_file(str(CONFIGS / config))["model"]["two_views"] is False
+
+
+@pytest.mark.parametrize("config", HASHING)
+def test_code_head_only_with_a_positive_weight(config, monkeypatch):
+    """CODE_HEAD > 0 (its weight) gives `code_head: {type: "mlp", ...}` with CODE_HEAD_DIM and CODE_HEAD_FLIP, and
+    the parsers' reader its POS tags (`tag_field`); 0 (the default) leaves both out: the model and the instances
+    of the paper's method."""
+    params = Params.from_file(str(CONFIGS / config))
+    assert "code_head" not in params["model"] and not any(k.startswith("code_head_") for k in params["model"])
+    assert "tag_field" not in params["dataset_reader"]
+    monkeypatch.setenv("CODE_HEAD", "2")
+    monkeypatch.setenv("CODE_HEAD_DIM", "64")
+    monkeypatch.setenv("CODE_HEAD_FLIP", "0.1")
+    params = Params.from_file(str(CONFIGS / config))
+    assert params["model"]["code_head"].as_dict() == {"type": "mlp", "weight": 2, "hidden_dim": 64, "bit_flip": 0.1}
+    parser = params["model"]["type"] == "hash_span_parser"
+    for reader in ("dataset_reader", "validation_dataset_reader"):
+        assert params[reader].get("tag_field") is (True if parser else None)
+    monkeypatch.setenv("CODE_HEAD", "0")
+    assert "code_head" not in Params.from_file(str(CONFIGS / config))["model"]
 
 
 def test_codes_parser_reads_the_hashing_parsers_fenceposts():

@@ -51,10 +51,24 @@ local env = import 'env.libsonnet';
   // Taggers (hash_crf_tagger, both stages): TRAINING_METRICS=false skips Viterbi decoding in training forwards, so
   // no training accuracy / span F1 is reported; dev metrics are exact either way (eval mode always decodes).
   tagger_options:: { training_metrics: env.bool("TRAINING_METRICS", true) },
+  // Beyond the paper (hashing-stage taggers and parsers): CODE_HEAD > 0 adds a code-reading head of that weight
+  // (bitcode_allennlp/model/code_head.py): an MLP (CODE_HEAD_DIM hidden units) on sign(s) with a straight-through
+  // gradient, trained on the gold per-word labels (the parser's: the trees' POS tags, read with the reader's
+  // tag_field); CODE_HEAD_FLIP (experimental): the head reads the codes with each bit flipped with this probability.
+  has_code_head:: env.num("CODE_HEAD", 0) > 0,
+  code_head_options:: if $.has_code_head then {
+    code_head: {
+      type: "mlp",
+      weight: env.num("CODE_HEAD", 0),
+      hidden_dim: env.num("CODE_HEAD_DIM", 256),
+      bit_flip: env.num("CODE_HEAD_FLIP", 0),
+    },
+  } else {},
   hash_options(beta):: {
     beta: env.num("BETA", beta),
     // Algorithm 1's fine_tuning_step always sums the task losses of two dropout views, so the β = 0 baseline
-    // differs from the hashing model by the hash loss alone; TWO_VIEWS=false trains a one-view baseline.
+    // differs from the hashing model by the hash loss alone (the models' own default, two_views: true);
+    // TWO_VIEWS=false trains a one-view baseline.
     two_views: env.bool("TWO_VIEWS", true),
     hash_loss: {
       temperature: env.num("TAU", 0.1),

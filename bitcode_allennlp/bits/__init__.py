@@ -9,13 +9,12 @@ The `allennlp bits` subcommand (`command.py`) and the same as a Python API:
 * `diff` (`allennlp bits diff`): two sentences' codes aligned, differing bits marked, text and HTML (Figure 3);
 * `index` (`allennlp bits index`, `search`, `precision`): Hamming index on disk (FAISS binary index, exact flat by
   default, multi-hash for radius search, HNSW / IVF approximate; or a numpy scan), top-k and radius search with ties
-  in corpus order, precision@k by label (DHIM's protocol);
+  in corpus order, precision@k by label (DHIM's protocol); under it `hamming` (the numpy scan), `faiss_index`,
+  `index_files` (the folder and its checked reader) and `precision` (the scoring);
 * `probe` (`allennlp bits probe`): do the codes carry the task? dev accuracy of code majority, Hamming k-NN votes,
   linear and MLP probes beside the word-majority baseline; same-word distance, eta^2 per bit.
+
+Import from the module (`from bitcode_allennlp.bits.index import HammingIndex`): the package imports nothing, so
+that `bits.light` (the light `allennlp bits` process) imports no module that takes AllenNLP's `ConfigurationError`
+from `host.names` before `light.run_bits` sets `host.names.LIGHT`.
 """
-from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus  # noqa: F401
-from bitcode_allennlp.bits.diff import CodeDiff, diff_codes, render_html, render_text  # noqa: F401
-from bitcode_allennlp.bits.heatmap import heatmap_data, write_heatmap  # noqa: F401
-from bitcode_allennlp.bits.index import HammingIndex, hamming_distances, precision_at_k  # noqa: F401
-from bitcode_allennlp.bits.probe import format_probe, probe_codes  # noqa: F401
-from bitcode_allennlp.bits.stats import code_statistics, format_statistics  # noqa: F401

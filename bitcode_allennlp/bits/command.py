@@ -21,11 +21,11 @@ from typing import Any, Dict
 
 from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.diff import codes_from_archive, codes_from_corpus, diff_codes, render_html, render_text
+from bitcode_allennlp.bits.faiss_index import FAISS_CLASSES, PARAMETERS
 from bitcode_allennlp.bits.heatmap import write_heatmap
-from bitcode_allennlp.bits.index import (
-    FAISS_CLASSES, INDEX_FILES, INDEX_TYPES, PARAMETERS, HammingIndex, format_hits, format_precision, index_corpus,
-    index_size_bytes, precision_at_k,
-)
+from bitcode_allennlp.bits.index import HammingIndex, format_hits, index_corpus, index_size_bytes, precision_at_k
+from bitcode_allennlp.bits.index_files import INDEX_FILES, INDEX_TYPES
+from bitcode_allennlp.bits.precision import format_precision
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
 from bitcode_allennlp.common.code_format import int_to_hex
@@ -99,7 +99,7 @@ def _diff(args: argparse.Namespace) -> str:
                                                  whitespace=args.whitespace)
     a, b = sentences
     try:
-        diff = diff_codes(a["words"], a["codes"], b["words"], b["codes"], num_bits, a["tags"], b["tags"],
+        diff = diff_codes(a["words"], a["codes"], b["words"], b["codes"], num_bits, labels=(a["tags"], b["tags"]),
                           pair=tuple(args.words) if args.words else None, names=(a["name"], b["name"]))
     except ValueError as error:
         raise ConfigurationError(str(error)) from None
@@ -254,6 +254,156 @@ def _include_package(parser: argparse.ArgumentParser) -> None:
                         help="additional packages to include")
 
 
+def _stats_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits stats`: bit and label statistics of a codes corpus."""
+    stats = commands.add_parser("stats", help="bit balance, entropy, correlation, MI with labels, agreement",
+                                description="Per-bit balance and entropy, bit correlation, distinct codes, "
+                                "I(code; label), I(bit; label), pair agreement, ceil(log2 L).")
+    stats.add_argument("codes_file", help="a codes corpus (allennlp hash-corpus output)")
+    stats.add_argument("--json", help="also write the statistics as JSON here")
+    stats.add_argument("--max-sentences", type=options.positive_int, default=None,
+                       help="read at most this many sentences")
+    stats.set_defaults(func=stats_from_args)
+    return stats
+
+
+def _heatmap_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits heatmap`: P(bit i = 1 | label) as a PNG."""
+    heatmap = commands.add_parser("heatmap", help="P(bit i = 1 | label) as a PNG (paper Figure 4)",
+                                  description="One panel per label view, one row per label, one column per "
+                                  "bit; the numbers also go to OUT with the suffix .json.")
+    heatmap.add_argument("codes_file", help="a codes corpus with gold tags or trees")
+    heatmap.add_argument("--out", required=True, help="the PNG to write")
+    heatmap.add_argument("--by", default=None, help="label views, comma-separated, one panel each: tag, prefix, "
+                         "type (default: prefix,type for BIO-style NER tags, else tag)")
+    heatmap.add_argument("--max-labels", type=options.positive_int, default=None,
+                         help="show only the most frequent labels")
+    heatmap.add_argument("--cell", type=options.positive_float, default=0.36, help="cell side in inches")
+    heatmap.add_argument("--dpi", type=options.positive_int, default=100, help="pixels per inch")
+    heatmap.add_argument("--max-sentences", type=options.positive_int, default=None,
+                         help="read at most this many sentences")
+    heatmap.set_defaults(func=heatmap_from_args)
+    return heatmap
+
+
+def _diff_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits diff`: two sentences' codes with the differing bits marked."""
+    diff = commands.add_parser("diff", help="two sentences' codes with the differing bits marked (Figure 3)",
+                               description='Either ARCHIVE "sentence A" "sentence B" (codes from a hashing-stage '
+                               "model) or --codes CODES.jsonl --lines A B (two lines of a codes corpus).")
+    diff.add_argument("inputs", nargs="*", metavar="ARCHIVE SENTENCE_A SENTENCE_B",
+                      help="a hashing-stage model.tar.gz and two sentences")
+    diff.add_argument("--codes", help="a codes corpus to take both sentences from")
+    diff.add_argument("--lines", type=options.positive_int, nargs=2, metavar=("A", "B"),
+                      help="1-based line numbers in --codes")
+    diff.add_argument("--words", type=options.non_negative_int, nargs=2, metavar=("I", "J"),
+                      help="compare only word I of A with word J of B (0-based), the sentences as context")
+    diff.add_argument("--html", help="also write the diff as an HTML page here")
+    diff.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                      help="ANSI colours (auto: when stdout is a terminal)")
+    diff.add_argument("--whitespace", action="store_true",
+                      help="split the sentences at whitespace instead of with the predictor's spaCy tokenizer")
+    diff.add_argument("--cuda-device", type=options.cuda_device, default=-1, help="GPU id, or -1 for CPU")
+    diff.set_defaults(func=diff_from_args)
+    return diff
+
+
+def _index_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits index`: a Hamming index of a codes corpus on disk, with the FAISS build parameters."""
+    index = commands.add_parser("index", help="build a Hamming index of a codes corpus on disk",
+                                description="Packs every word's code into a uint64 and saves .npy arrays "
+                                "(memory-mapped when searched) with the words and labels beside them, and a "
+                                "FAISS binary index of the codes (faiss.index; codes padded with zero bits to "
+                                "32 or 64 bits, which leaves Hamming distances unchanged).")
+    index.add_argument("codes_file", help="a codes corpus")
+    index.add_argument("--out", required=True, help="the index directory to write")
+    index.add_argument("--index-type", choices=INDEX_TYPES, default="flat",
+                       help="flat: IndexBinaryFlat, exhaustive and exact (default); multihash: "
+                       "IndexBinaryMultiHash, exact, fast radius search; hnsw, ivf: IndexBinaryHNSW, "
+                       "IndexBinaryIVF, APPROXIMATE (may miss neighbours), for corpora too large to scan; "
+                       "numpy: no FAISS index, the numpy scan")
+    index.add_argument("--hash-tables", type=options.positive_int, default=None,
+                       help="multihash: hash tables H (default floor(K / B))")
+    index.add_argument("--hash-bits", type=options.positive_int, default=None,
+                       help="multihash: bits B per key (default min(K, 24))")
+    index.add_argument("--hnsw-m", type=options.positive_int, default=None,
+                       help="hnsw: neighbours per node (default 32)")
+    index.add_argument("--ef-search", type=options.positive_int, default=None,
+                       help="hnsw: candidate list size of a query (default 64; at least k)")
+    index.add_argument("--nlist", type=options.positive_int, default=None,
+                       help="ivf: cells (default min(4 sqrt(n), n / 39, 65536))")
+    index.add_argument("--nprobe", type=options.positive_int, default=None,
+                       help="ivf: cells searched per query (default 16)")
+    index.add_argument("--threads", type=options.non_negative_int, default=1, help=THREADS_HELP)
+    index.set_defaults(func=index_from_args)
+    return index
+
+
+def _search_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits search`: the nearest words of a code or a word."""
+    search = commands.add_parser("search", help="nearest words of a code or a word in Hamming space",
+                                 description="Top-k (ties: corpus order) or every entry within a radius, from "
+                                 "the index's FAISS index (exact for flat and multihash, equal to the numpy "
+                                 "scan; approximate for hnsw and ivf).")
+    search.add_argument("index_dir", help="a directory written by 'allennlp bits index'")
+    search.add_argument("--code", help="the query code in hex")
+    search.add_argument("--word", help="query with the most frequent code of this word in the index")
+    search.add_argument("--k", type=options.positive_int, default=10, help="neighbours to return")
+    search.add_argument("--radius", type=options.non_negative_int, default=None,
+                        help="return every entry within this distance (instead of the top --k)")
+    search.add_argument("--limit", type=options.positive_int, default=100,
+                        help="show at most this many entries of --radius")
+    _scan_options(search, "the packed codes")
+    search.add_argument("--json", help="also write the hits as JSON here")
+    search.set_defaults(func=search_from_args)
+    return search
+
+
+def _precision_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits precision`: precision@k of query words against a database by label."""
+    precision = commands.add_parser("precision", help="precision@k of query words against a database by label",
+                                    description="DHIM's retrieval precision adapted to words: the share of each "
+                                    "query word's k nearest database words with its label, averaged.")
+    precision.add_argument("--database", required=True, help="train codes corpus, or an index directory")
+    precision.add_argument("--queries", required=True, help="dev codes corpus")
+    precision.add_argument("--k", type=options.positive_int, default=100, help="neighbours per query")
+    precision.add_argument("--label", action="append", default=None,
+                           help="label view (tag, prefix, type); repeat for several (default: all shared)")
+    precision.add_argument("--ties", choices=["index", "average"], default="index",
+                           help="at the k-th distance take entries in corpus order, or average over ties")
+    precision.add_argument("--index-type", choices=INDEX_TYPES, default=None,
+                           help="index type built for a codes-corpus --database (default flat; see "
+                           "'allennlp bits index')")
+    _scan_options(precision, "the database codes")
+    precision.add_argument("--per-label", action="store_true", help="also print each query label's precision")
+    precision.add_argument("--json", help="also write the result as JSON here")
+    precision.set_defaults(func=precision_from_args)
+    return precision
+
+
+def _probe_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits probe`: probes of the train codes scored on dev."""
+    probe = commands.add_parser("probe", help="do the codes carry the task? probes of the train codes on dev",
+                                description="Dev accuracy of predictors that read only the codes (exact-code "
+                                "majority, Hamming k-NN votes, linear and MLP probes on the bits of the word "
+                                "and of 3 words) beside the word-majority baseline; same-word vs random-pair "
+                                "Hamming distance, eta^2 of each bit by the label, counts (definitions in "
+                                "bitcode_allennlp/bits/probe.py).")
+    probe.add_argument("--train", required=True, help="train codes corpus (the probes' training data)")
+    probe.add_argument("--dev", required=True, help="dev codes corpus (scored)")
+    probe.add_argument("--label-view", default="tag", choices=["tag", "type", "prefix"],
+                       help="labels: tags (for trees the POS tags), or for BIO-style NER tags the entity type "
+                       "or the prefix")
+    probe.add_argument("--seed", type=options.seed, default=0, help="the probes' torch seed")
+    probe.add_argument("--epochs", type=options.positive_int, default=8,
+                       help="passes over the train words per probe")
+    probe.add_argument("--max-sentences", type=options.positive_int, default=None,
+                       help="read at most this many sentences of each corpus")
+    probe.add_argument("--json", help="also write the result as JSON here")
+    probe.set_defaults(func=probe_from_args)
+    return probe
+
+
 @Subcommand.register("bits")
 class Bits(Subcommand):
     """`allennlp bits {stats,heatmap,diff,index,search,precision,probe}`: statistics, pictures, Hamming-space
@@ -267,128 +417,7 @@ class Bits(Subcommand):
         commands = subparser.add_subparsers(title="bits commands", metavar="COMMAND")
         subparser.set_defaults(func=lambda args: subparser.print_help())
 
-        stats = commands.add_parser("stats", help="bit balance, entropy, correlation, MI with labels, agreement",
-                                    description="Per-bit balance and entropy, bit correlation, distinct codes, "
-                                    "I(code; label), I(bit; label), pair agreement, ceil(log2 L).")
-        stats.add_argument("codes_file", help="a codes corpus (allennlp hash-corpus output)")
-        stats.add_argument("--json", help="also write the statistics as JSON here")
-        stats.add_argument("--max-sentences", type=options.positive_int, default=None,
-                           help="read at most this many sentences")
-        stats.set_defaults(func=stats_from_args)
-
-        heatmap = commands.add_parser("heatmap", help="P(bit i = 1 | label) as a PNG (paper Figure 4)",
-                                      description="One panel per label view, one row per label, one column per "
-                                      "bit; the numbers also go to OUT with the suffix .json.")
-        heatmap.add_argument("codes_file", help="a codes corpus with gold tags or trees")
-        heatmap.add_argument("--out", required=True, help="the PNG to write")
-        heatmap.add_argument("--by", default=None, help="label views, comma-separated, one panel each: tag, prefix, "
-                             "type (default: prefix,type for BIO-style NER tags, else tag)")
-        heatmap.add_argument("--max-labels", type=options.positive_int, default=None,
-                             help="show only the most frequent labels")
-        heatmap.add_argument("--cell", type=options.positive_float, default=0.36, help="cell side in inches")
-        heatmap.add_argument("--dpi", type=options.positive_int, default=100, help="pixels per inch")
-        heatmap.add_argument("--max-sentences", type=options.positive_int, default=None,
-                             help="read at most this many sentences")
-        heatmap.set_defaults(func=heatmap_from_args)
-
-        diff = commands.add_parser("diff", help="two sentences' codes with the differing bits marked (Figure 3)",
-                                   description='Either ARCHIVE "sentence A" "sentence B" (codes from a hashing-stage '
-                                   "model) or --codes CODES.jsonl --lines A B (two lines of a codes corpus).")
-        diff.add_argument("inputs", nargs="*", metavar="ARCHIVE SENTENCE_A SENTENCE_B",
-                          help="a hashing-stage model.tar.gz and two sentences")
-        diff.add_argument("--codes", help="a codes corpus to take both sentences from")
-        diff.add_argument("--lines", type=options.positive_int, nargs=2, metavar=("A", "B"),
-                          help="1-based line numbers in --codes")
-        diff.add_argument("--words", type=options.non_negative_int, nargs=2, metavar=("I", "J"),
-                          help="compare only word I of A with word J of B (0-based), the sentences as context")
-        diff.add_argument("--html", help="also write the diff as an HTML page here")
-        diff.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                          help="ANSI colours (auto: when stdout is a terminal)")
-        diff.add_argument("--whitespace", action="store_true",
-                          help="split the sentences at whitespace instead of with the predictor's spaCy tokenizer")
-        diff.add_argument("--cuda-device", type=options.cuda_device, default=-1, help="GPU id, or -1 for CPU")
-        diff.set_defaults(func=diff_from_args)
-
-        index = commands.add_parser("index", help="build a Hamming index of a codes corpus on disk",
-                                    description="Packs every word's code into a uint64 and saves .npy arrays "
-                                    "(memory-mapped when searched) with the words and labels beside them, and a "
-                                    "FAISS binary index of the codes (faiss.index; codes padded with zero bits to "
-                                    "32 or 64 bits, which leaves Hamming distances unchanged).")
-        index.add_argument("codes_file", help="a codes corpus")
-        index.add_argument("--out", required=True, help="the index directory to write")
-        index.add_argument("--index-type", choices=INDEX_TYPES, default="flat",
-                           help="flat: IndexBinaryFlat, exhaustive and exact (default); multihash: "
-                           "IndexBinaryMultiHash, exact, fast radius search; hnsw, ivf: IndexBinaryHNSW, "
-                           "IndexBinaryIVF, APPROXIMATE (may miss neighbours), for corpora too large to scan; "
-                           "numpy: no FAISS index, the numpy scan")
-        index.add_argument("--hash-tables", type=options.positive_int, default=None,
-                           help="multihash: hash tables H (default floor(K / B))")
-        index.add_argument("--hash-bits", type=options.positive_int, default=None,
-                           help="multihash: bits B per key (default min(K, 24))")
-        index.add_argument("--hnsw-m", type=options.positive_int, default=None,
-                           help="hnsw: neighbours per node (default 32)")
-        index.add_argument("--ef-search", type=options.positive_int, default=None,
-                           help="hnsw: candidate list size of a query (default 64; at least k)")
-        index.add_argument("--nlist", type=options.positive_int, default=None,
-                           help="ivf: cells (default min(4 sqrt(n), n / 39, 65536))")
-        index.add_argument("--nprobe", type=options.positive_int, default=None,
-                           help="ivf: cells searched per query (default 16)")
-        index.add_argument("--threads", type=options.non_negative_int, default=1, help=THREADS_HELP)
-        index.set_defaults(func=index_from_args)
-
-        search = commands.add_parser("search", help="nearest words of a code or a word in Hamming space",
-                                     description="Top-k (ties: corpus order) or every entry within a radius, from "
-                                     "the index's FAISS index (exact for flat and multihash, equal to the numpy "
-                                     "scan; approximate for hnsw and ivf).")
-        search.add_argument("index_dir", help="a directory written by 'allennlp bits index'")
-        search.add_argument("--code", help="the query code in hex")
-        search.add_argument("--word", help="query with the most frequent code of this word in the index")
-        search.add_argument("--k", type=options.positive_int, default=10, help="neighbours to return")
-        search.add_argument("--radius", type=options.non_negative_int, default=None,
-                            help="return every entry within this distance (instead of the top --k)")
-        search.add_argument("--limit", type=options.positive_int, default=100,
-                            help="show at most this many entries of --radius")
-        _scan_options(search, "the packed codes")
-        search.add_argument("--json", help="also write the hits as JSON here")
-        search.set_defaults(func=search_from_args)
-
-        precision = commands.add_parser("precision", help="precision@k of query words against a database by label",
-                                        description="DHIM's retrieval precision adapted to words: the share of each "
-                                        "query word's k nearest database words with its label, averaged.")
-        precision.add_argument("--database", required=True, help="train codes corpus, or an index directory")
-        precision.add_argument("--queries", required=True, help="dev codes corpus")
-        precision.add_argument("--k", type=options.positive_int, default=100, help="neighbours per query")
-        precision.add_argument("--label", action="append", default=None,
-                               help="label view (tag, prefix, type); repeat for several (default: all shared)")
-        precision.add_argument("--ties", choices=["index", "average"], default="index",
-                               help="at the k-th distance take entries in corpus order, or average over ties")
-        precision.add_argument("--index-type", choices=INDEX_TYPES, default=None,
-                               help="index type built for a codes-corpus --database (default flat; see "
-                               "'allennlp bits index')")
-        _scan_options(precision, "the database codes")
-        precision.add_argument("--per-label", action="store_true", help="also print each query label's precision")
-        precision.add_argument("--json", help="also write the result as JSON here")
-        precision.set_defaults(func=precision_from_args)
-
-        probe = commands.add_parser("probe", help="do the codes carry the task? probes of the train codes on dev",
-                                    description="Dev accuracy of predictors that read only the codes (exact-code "
-                                    "majority, Hamming k-NN votes, linear and MLP probes on the bits of the word "
-                                    "and of 3 words) beside the word-majority baseline; same-word vs random-pair "
-                                    "Hamming distance, eta^2 of each bit by the label, counts (definitions in "
-                                    "bitcode_allennlp/bits/probe.py).")
-        probe.add_argument("--train", required=True, help="train codes corpus (the probes' training data)")
-        probe.add_argument("--dev", required=True, help="dev codes corpus (scored)")
-        probe.add_argument("--label-view", default="tag", choices=["tag", "type", "prefix"],
-                           help="labels: tags (for trees the POS tags), or for BIO-style NER tags the entity type "
-                           "or the prefix")
-        probe.add_argument("--seed", type=options.seed, default=0, help="the probes' torch seed")
-        probe.add_argument("--epochs", type=options.positive_int, default=8,
-                           help="passes over the train words per probe")
-        probe.add_argument("--max-sentences", type=options.positive_int, default=None,
-                           help="read at most this many sentences of each corpus")
-        probe.add_argument("--json", help="also write the result as JSON here")
-        probe.set_defaults(func=probe_from_args)
-
-        for command in (stats, heatmap, diff, index, search, precision, probe):
-            _include_package(command)
+        for add in (_stats_parser, _heatmap_parser, _diff_parser, _index_parser, _search_parser, _precision_parser,
+                    _probe_parser):
+            _include_package(add(commands))
         return subparser

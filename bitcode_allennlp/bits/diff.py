@@ -64,7 +64,7 @@ def align(words_a: Sequence[str], words_b: Sequence[str]) -> List[Tuple[Optional
 
 def diff_codes(
     words_a: Sequence[str], codes_a: Sequence[str], words_b: Sequence[str], codes_b: Sequence[str], num_bits: int,
-    labels_a: Optional[Sequence[str]] = None, labels_b: Optional[Sequence[str]] = None,
+    labels: Tuple[Optional[Sequence[str]], Optional[Sequence[str]]] = (None, None),
     pair: Optional[Tuple[int, int]] = None, names: Tuple[str, str] = ("A", "B"),
 ) -> CodeDiff:
     """
@@ -76,14 +76,15 @@ def diff_codes(
         Sentence A's words and their hex codes (`ceil(K / 4)` digits); likewise B.
     num_bits : `int`
         K.
-    labels_a, labels_b : `Sequence[str]`, optional
-        Gold or predicted tags, shown beside the words.
+    labels : `Tuple[Optional[Sequence[str]], Optional[Sequence[str]]]`, optional (default = `(None, None)`)
+        Gold or predicted tags of A and of B (either `None`: none), shown beside the words.
     pair : `Tuple[int, int]`, optional (default = `None`)
         Compare only word `pair[0]` of A with word `pair[1]` of B (0-based) instead of aligning the sentences.
     names : `Tuple[str, str]`, optional (default = `("A", "B")`)
         How the two sentences are named in the output.
     """
     check_num_bits(num_bits)
+    labels_a, labels_b = labels
     for words, codes in ((words_a, codes_a), (words_b, codes_b)):
         if len(words) != len(codes):
             raise ValueError(f"{len(words)} words but {len(codes)} codes")
@@ -154,7 +155,6 @@ def render_text(diff: CodeDiff, color: bool = False) -> str:
              f"K = {k} bits, head 0 first, grouped by hex digit; ^ marks a bit that differs", ""]
     bits_column = name_width + 2 + word_width + 2 + (label_width + 2 if diff.labels_a or diff.labels_b else 0) \
         + hex_width + 2
-    identical = total = paired = 0
     for pair in diff.pairs:
         if pair.index_a is not None:
             lines.append(code_line(diff.name_a, diff.words_a, diff.codes_a, diff.labels_a, pair.index_a,
@@ -171,19 +171,22 @@ def render_text(diff: CodeDiff, color: bool = False) -> str:
                     f"  {count} bit{'s' if count > 1 else ''} differ{'s' if count == 1 else ''}: " \
                     + " ".join(map(str, pair.differing))
             lines.append(line)
-        if pair.index_a is not None and pair.index_b is not None:
-            paired += 1
-            total += len(pair.differing)
-            identical += not pair.differing
-            if pair.differing:
-                marks = " ".join("".join("^" if h in pair.differing else " " for h in group) for group in groups)
-                lines.append((" " * bits_column + marks).rstrip())
+        if pair.index_a is not None and pair.index_b is not None and pair.differing:
+            marks = " ".join("".join("^" if h in pair.differing else " " for h in group) for group in groups)
+            lines.append((" " * bits_column + marks).rstrip())
         lines.append("")
-    mean = total / paired if paired else 0.0
-    lines.append(f"{paired} aligned pair{'' if paired == 1 else 's'}, {identical} with identical codes, "
-                 f"{total} differing bit{'' if total == 1 else 's'} "
-                 f"(mean Hamming distance {mean:.2f})")
+    lines.append(_summary(diff.pairs))
     return "\n".join(lines)
+
+
+def _summary(pairs: List[AlignedPair]) -> str:
+    """The last line of `render_text`: aligned pairs, those with identical codes, differing bits, mean distance."""
+    paired = [pair for pair in pairs if pair.index_a is not None and pair.index_b is not None]
+    total = sum(len(pair.differing) for pair in paired)
+    identical = sum(not pair.differing for pair in paired)
+    mean = total / len(paired) if paired else 0.0
+    return (f"{len(paired)} aligned pair{'' if len(paired) == 1 else 's'}, {identical} with identical codes, "
+            f"{total} differing bit{'' if total == 1 else 's'} (mean Hamming distance {mean:.2f})")
 
 
 HTML_STYLE = """

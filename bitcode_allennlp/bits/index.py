@@ -1,51 +1,13 @@
 """Hamming-space search over the words of a codes corpus (`allennlp bits index | search | precision`).
 
+Where this sits: the top of the Hamming index, over `hamming` (the numpy scan), `faiss_index` (FAISS binary
+indexes), `index_files` (the folder on disk and its checked reader) and `precision` (the scoring of precision@k).
+
 **Index.** One entry per word of a codes corpus, in corpus order: its code packed into a uint64 (bit i = head i,
 head 0 the most significant bit; K <= 63 as everywhere), its sentence id, its position in the sentence and one
-label id per label view (`corpus.label_views`). On disk (`HammingIndex.save`), a directory with
-
-    index.json         format, version, num_bits, size, sentences, corpus path, label names per view, search
-    codes.npy          (n,) uint64
-    sentence_ids.npy   (n,) int32       0-based sentence (non-empty line of the corpus)
-    positions.npy      (n,) int32       0-based word position in the sentence
-    labels.<view>.npy  (n,) int32       ids into index.json's names, one file per view
-    sentences.jsonl    one line per sentence: {"words", "source", "line"}
-    faiss.index        the FAISS binary index (`faiss.write_index_binary`); none for index type numpy
-
-`HammingIndex.load` memory-maps the `.npy` files (`mmap=True`) and a flat `faiss.index`, so opening an index reads
-`index.json`, the `.npy` headers and one pass over the codes (checked to fit in K bits); the sentences are read on the
-first lookup of a word. Every file is read through one checked reader, `IndexFiles`: a missing, truncated or damaged
-file, one of another dtype or length, or a FAISS index of another size raises `IndexFileError`, a `DataFormatError`
-naming the file (arrays are never unpickled). Directories of version 1 (written before FAISS indexes, no `search` in
-index.json) still load and are searched with the numpy scan.
-
-**Index types** (index.json's `search.type`, `allennlp bits index --index-type`):
-
-    flat       faiss.IndexBinaryFlat: every code compared (SIMD popcount); exact. The default.
-    multihash  faiss.IndexBinaryMultiHash: H hash tables, table h keyed by bits [hB, (h + 1)B) of the code.
-               A radius-r query looks up, in every table, the buckets within nflip = floor(r / H) flipped key
-               bits and checks the full distance of what it finds; exact, because a code within r differs in at
-               most r bits spread over the H disjoint slices, so in one slice in at most floor(r / H) (pigeonhole).
-               With more lookups than 1/128 of the codes (`multihash_scans`), the query scans the codes the
-               index keeps instead (same result). Defaults: B = min(K, 24), H = floor(K / B).
-    hnsw       faiss.IndexBinaryHNSW: a neighbour graph; APPROXIMATE k-NN (may miss true neighbours), no radius
-               search. For corpora too large to scan.
-    ivf        faiss.IndexBinaryIVF: codes in nlist cells (binary k-means), the nprobe cells nearest to the
-               query searched; APPROXIMATE k-NN and radius search. For corpora too large to scan.
-    numpy      no FAISS index: popcount(q XOR codes) over the packed uint64 codes in numpy (below), the
-               reference the FAISS index types are tested against.
-
-**FAISS codes.** A FAISS binary vector has d bits, d a multiple of 8: here d = 32 for K <= 32 and 64 above
-(`code_bytes`), the code sizes FAISS has a one-word popcount for (a 3-byte code, d = 24, takes a generic byte
-loop, about 5x slower in a trial). A code becomes the first d / 8 of the little-endian bytes of its uint64
-(`pack_codes`): bits 0..K-1 of the code and d - K zero bits above them. The padding bits are 0 in every database
-code and every query, so they never differ and popcount over the d bits is the Hamming distance of the K-bit codes
-(tests/bits/test_faiss_search.py checks it for K = 1..63). A code with a bit set at K or above is refused.
-
-**Distances (numpy).** d(q, x) = popcount(q XOR x), vectorized in numpy: `np.bitwise_count` where numpy has it
-(2.0+), otherwise the SWAR bit count (`popcount_swar`). The database is scanned in chunks of `CHUNK` codes for a
-block of queries at a time, so each chunk is read from memory once per block and the (queries, n) distance matrix
-is uint8.
+label id per label view (`corpus.label_views`). `HammingIndex.save` writes it to a folder and `HammingIndex.load`
+opens one (layout and checks in `index_files`); its search index is a FAISS binary index of one of the types in
+`faiss_index`, or none (index type numpy: the numpy scan of `hamming`).
 
 **Ranking and ties.** `search(q, k)` returns the k entries with the smallest (distance, entry index) pairs: entries
 at the same distance come in corpus order, so among the entries tied at the k-th distance the ones earlier in the
@@ -59,20 +21,10 @@ got fewer than k, and the entries are sorted by (distance, entry index) and cut 
 The approximate types sort FAISS's k neighbours the same way (retrying with twice the nprobe or efSearch for a
 query that got fewer than k).
 
-**precision@k** (the retrieval protocol of DHIM, "Refining BERT Embeddings for Document Hashing via Mutual
-Information Maximization", after Chaidaroon and Fang 2017: for each query, the share of its top-100 Hamming
-neighbours that share its label, averaged over the queries), adapted to words: queries are the words of one codes
-corpus (dev), the database the words of another (train), the label one view (entity `type`, POS `tag`, ...).
-`ties="index"` scores exactly the list `search` returns; `ties="average"` scores the expectation over a uniformly
-random order of the entries tied at the k-th distance (entries closer than that count fully, the m tied slots are
-shared by the tied entries in proportion), which does not depend on the corpus order (exact index types only).
-Queries with the same code have the same neighbours, so each distinct query code is searched once.
+**precision@k** (`precision_at_k`): DHIM's retrieval protocol adapted to words (definition and ties in `precision`).
 """
-import errno
 import json
 import os
-import re
-from contextlib import contextmanager
 from math import comb
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -80,600 +32,29 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus
+from bitcode_allennlp.bits.faiss_index import (
+    DEFAULT_THREADS, FAISS_CLASSES, FaissBinaryIndex, check_threads, code_bytes, pack_codes,
+)
+from bitcode_allennlp.bits.hamming import candidates, hamming_distances
+from bitcode_allennlp.bits.index_files import FAISS_FILE, FORMAT, INDEX_TYPES, VERSION, IndexFiles
+from bitcode_allennlp.bits.precision import neighbour_label_counts, view_precision
 from bitcode_allennlp.common.code_format import check_code, check_codes, check_num_bits, hex_to_uint64, uint64_to_hex
-from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.host.outputs import staged_files
 
-FORMAT = "bitcode_allennlp.bits.HammingIndex"
-VERSION = 2
-"""2: index.json's `search` and `faiss.index`. Version 1 (numpy scan only) still loads."""
-CHUNK = 1 << 15
-"""Database codes per chunk of the scan (256 KiB of uint64: one chunk stays in cache while a block of queries
-reads it)."""
 BLOCK_BYTES = 1 << 24
 """Size of the uint8 distance matrix of one block of queries (16 MiB)."""
-HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
-_M1, _M2, _M4, _H01 = (np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F,
-                                             0x0101010101010101))
-_1, _2, _4, _56 = (np.uint64(s) for s in (1, 2, 4, 56))
-
-INDEX_TYPES = ("flat", "multihash", "hnsw", "ivf", "numpy")
-EXACT_TYPES = ("flat", "multihash", "numpy")
-FAISS_CLASSES = {"flat": "IndexBinaryFlat", "multihash": "IndexBinaryMultiHash", "hnsw": "IndexBinaryHNSW",
-                 "ivf": "IndexBinaryIVF"}
-PARAMETERS = {"flat": (), "multihash": ("hash_tables", "hash_bits"), "hnsw": ("hnsw_m", "ef_search"),
-              "ivf": ("nlist", "nprobe")}
-"""Build parameters of each FAISS index type (`FaissBinaryIndex.build`)."""
-FAISS_FILE = "faiss.index"
-INDEX_FILES = ("index.json", "codes.npy", "sentence_ids.npy", "positions.npy", "labels.*.npy", "sentences.jsonl",
-               FAISS_FILE)
-"""The files of an index folder (`HammingIndex.save`), as `fnmatch` patterns."""
 SAMPLE = 4096
 """Codes in the strided sample that guesses the radius of a k-NN query on a FAISS index (`radius_guess`)."""
 GUESS_MARGIN = 2
 """The first radius of a k-NN query is estimated to hold 2k entries: one range search usually suffices."""
 QUERY_BLOCK = 256
 """Queries per FAISS call."""
-ADD_CHUNK = 1 << 20
-"""Codes packed and added to a FAISS index at a time (4 MiB of bytes for K <= 32)."""
-MULTIHASH_SHARE = 128
-"""A multihash search with more bucket lookups than 1/128 of the codes (or of the buckets of a table) scans the codes
-instead: a lookup cost about 100 times a code's popcount in a trial."""
-DEFAULT_THREADS = 1
-"""FAISS's OpenMP threads during a call of this module (0: FAISS's default, every core). One, as the numpy scan: on a
-machine whose cores were busy, a one-query search on two threads took 100 times as long as on one in a trial."""
-
-
-def popcount_swar(values: np.ndarray) -> np.ndarray:
-    """
-    Bits set in each uint64 without `np.bitwise_count` (numpy < 2.0): the SWAR bit count (sums of 2, 4, 8 bits in
-    place, then one multiply adds the 8 byte counts into the top byte). On 32k codes on the development machine:
-    7.8x the time of `np.bitwise_count`, and 6x faster than a numpy byte lookup table.
-    """
-    x = np.asarray(values, dtype=np.uint64)  # (...)
-    x = x - ((x >> _1) & _M1)  # (...) 2-bit sums
-    x = (x & _M2) + ((x >> _2) & _M2)  # (...) 4-bit sums
-    x = (x + (x >> _4)) & _M4  # (...) 8-bit sums
-    return ((x * _H01) >> _56).astype(np.uint8)  # (...)
-
-
-def popcount(values: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
-    """Bits set in each uint64 as uint8 (`np.bitwise_count` when available, else `popcount_swar`)."""
-    if HAS_BITWISE_COUNT:
-        return np.bitwise_count(values, out=out)  # (...)
-    counts = popcount_swar(values)  # (...)
-    if out is None:
-        return counts
-    out[...] = counts
-    return out
-
-
-def hamming_distances(queries: Any, database: Any, chunk: Optional[int] = None) -> np.ndarray:
-    """
-    All Hamming distances between `queries` (q,) and `database` (n,), both packed codes, scanning `database` in
-    chunks of `chunk` codes (default `CHUNK`). Both are checked by `code_format.check_codes` (non-negative integers;
-    no floats or bools): a uint64 array (a memory map too) is used as it is, another integer array converted.
-
-    # Returns
-
-    `np.ndarray` uint8 of shape `(q, n)`.
-    """
-    queries = check_codes(queries, name="queries").reshape(-1)  # (q,)
-    database = check_codes(database, name="database")  # (n,)
-    if database.ndim != 1:
-        raise ValueError(f"database must be a 1-D array of codes, got shape {tuple(database.shape)}")
-    n = database.shape[0]
-    chunk = chunk or CHUNK
-    distances = np.empty((queries.shape[0], n), dtype=np.uint8)  # (q, n)
-    scratch = np.empty((queries.shape[0], min(chunk, n)), dtype=np.uint64)  # (q, chunk)
-    for start in range(0, n, chunk):
-        stop = min(n, start + chunk)
-        width = stop - start
-        np.bitwise_xor(queries[:, None], database[None, start:stop], out=scratch[:, :width])
-        popcount(scratch[:, :width], out=distances[:, start:stop])
-    return distances
-
-
-def candidates(row: np.ndarray, k: int, num_bits: int) -> np.ndarray:
-    """
-    Entry indices, in index order, of at least `min(k, n)` entries that include every entry at distance <= the k-th
-    smallest distance of `row` (n,) uint8.
-
-    A distance threshold is guessed from a strided sample of about 4096 distances (the smallest level whose
-    extrapolated count reaches k) and raised until enough entries pass it, so usually one pass over `row` suffices.
-    """
-    n = row.shape[0]
-    k = min(k, n)
-    stride = max(1, n // 4096)
-    sample = row[::stride]  # (~4096,)
-    expected = np.cumsum(np.bincount(sample, minlength=num_bits + 1)) * (n / sample.shape[0])  # (K + 1,)
-    threshold = min(int(np.searchsorted(expected, k)), num_bits)
-    while True:
-        found = np.flatnonzero(row <= threshold)  # (m,)
-        if found.shape[0] >= k or threshold >= num_bits:
-            return found
-        threshold += 1
-
-
-def import_faiss() -> Any:
-    """`faiss`, imported on first use (so that `import bitcode_allennlp.bits` stays cheap)."""
-    try:
-        import faiss
-    except ImportError as error:
-        raise ImportError("FAISS is not installed: 'pip install faiss-cpu' (index type 'numpy' needs no FAISS)") \
-            from error
-    return faiss
-
-
-def check_threads(threads: Any) -> int:
-    """`threads` if it is an int >= 0 (FAISS threads, 0: every core); else `ValueError`."""
-    if not isinstance(threads, (int, np.integer)) or isinstance(threads, bool) or threads < 0:
-        raise ValueError(f"threads must be an integer >= 0 (0: every core), got {threads!r}")
-    return int(threads)
-
-
-def code_bytes(num_bits: int) -> int:
-    """Bytes of a FAISS binary vector for K-bit codes: 4 for K <= 32, else 8 (d = 8 of them bits)."""
-    return 4 if num_bits <= 32 else 8
-
-
-def pack_codes(codes: Any, num_bits: int) -> np.ndarray:
-    """
-    uint64 codes `(n,)` to FAISS binary vectors: the first `code_bytes(K)` little-endian bytes of each, bits K and
-    above 0 (module docstring, *FAISS codes*). `codes` checked by `code_format.check_codes`: `ValueError` for a
-    code with a bit set at K or above (or negative), `TypeError` for floats or bools.
-
-    # Returns
-
-    `np.ndarray` uint8 of shape `(n, code_bytes(K))`, C-contiguous.
-    """
-    codes = np.ascontiguousarray(check_codes(codes, num_bits, "codes").reshape(-1), dtype="<u8")  # (n,)
-    return np.ascontiguousarray(codes.view(np.uint8).reshape(-1, 8)[:, : code_bytes(num_bits)])  # (n, d / 8)
-
-
-class FaissBinaryIndex:
-    """
-    A FAISS binary index over the codes of a `HammingIndex` (index types, padding and exactness in the module
-    docstring). FAISS is imported by `build` and `read`, not by this module. Search parameters (nflip, nprobe,
-    efSearch) are set on the FAISS index per call, and FAISS's thread count for the call: one search at a time.
-
-    # Parameters
-
-    index_type : `str`
-        `"flat"`, `"multihash"`, `"hnsw"` or `"ivf"`.
-    index : `faiss.IndexBinary`
-        The FAISS index, `8 * code_bytes(num_bits)` bits, entry i = code i of the `HammingIndex`.
-    num_bits : `int`
-        K of the codes.
-    params : `Dict[str, int]`, optional (default = `None`)
-        The build parameters of the type (`PARAMETERS`), as recorded in index.json.
-    threads : `int`, optional (default = `DEFAULT_THREADS`)
-        FAISS's OpenMP threads during each call (0: FAISS's default, every core).
-    """
-
-    def __init__(self, index_type: str, index: Any, num_bits: int, params: Optional[Dict[str, int]] = None,
-                 threads: int = DEFAULT_THREADS) -> None:
-        if index_type not in FAISS_CLASSES:
-            raise ValueError(f"FAISS index type must be one of {', '.join(FAISS_CLASSES)}, got {index_type!r}")
-        self.index_type = index_type
-        self.index = index
-        self.num_bits = num_bits
-        self.params = dict(params or {})
-        self.exact = index_type in EXACT_TYPES
-        self.threads = check_threads(threads)
-
-    def __len__(self) -> int:
-        return int(self.index.ntotal)
-
-    @contextmanager
-    def thread_count(self) -> Iterator[None]:
-        """FAISS on `self.threads` threads inside the block, its previous count restored after."""
-        if self.threads == 0:
-            yield
-            return
-        faiss = import_faiss()
-        previous = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(self.threads)
-        try:
-            yield
-        finally:
-            faiss.omp_set_num_threads(previous)
-
-    @classmethod
-    def build(cls, codes: np.ndarray, num_bits: int, index_type: str = "flat", threads: int = DEFAULT_THREADS,
-              **params: Optional[int]) -> "FaissBinaryIndex":
-        """
-        Builds an index of type `index_type` over `codes` (n,) uint64 on `threads` FAISS threads, adding
-        `ADD_CHUNK` codes at a time (a memory map is read chunk by chunk). Parameters (`None`: the default):
-
-        * multihash: `hash_tables` H and `hash_bits` B (B = min(K, 24), H = floor(K / B); H * B <= K);
-        * hnsw: `hnsw_m` (neighbours per node, 32), `ef_search` (64; raised to k per query);
-        * ivf: `nlist` (cells: min(4 sqrt(n), n / 39, 65536), at least 1), `nprobe` (cells searched, 16).
-        """
-        if index_type not in FAISS_CLASSES:
-            raise ValueError(f"index type must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}")
-        for name, value in params.items():
-            if value is not None and name not in PARAMETERS[index_type]:
-                owners = [kind for kind, names in PARAMETERS.items() if name in names]
-                raise ValueError(f"{name} applies to index type {owners[0] if owners else '(none)'}, "
-                                 f"not {index_type}")
-            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        faiss = import_faiss()
-        n = int(codes.shape[0])
-        d = 8 * code_bytes(num_bits)
-        chosen: Dict[str, int] = {}
-        if index_type == "flat":
-            index = faiss.IndexBinaryFlat(d)
-        elif index_type == "multihash":
-            bits = int(params.get("hash_bits") or min(num_bits, 24))
-            tables = int(params.get("hash_tables") or max(1, num_bits // bits))
-            if bits * tables > num_bits:
-                raise ValueError(f"hash_tables * hash_bits = {tables} * {bits} exceeds the K = {num_bits} bits of "
-                                 "the codes")
-            index = faiss.IndexBinaryMultiHash(d, tables, bits)
-            chosen = {"hash_tables": tables, "hash_bits": bits}
-        elif index_type == "hnsw":
-            chosen = {"hnsw_m": int(params.get("hnsw_m") or 32), "ef_search": int(params.get("ef_search") or 64)}
-            index = faiss.IndexBinaryHNSW(d, chosen["hnsw_m"])
-            index.hnsw.efSearch = chosen["ef_search"]
-        else:
-            nlist = int(params.get("nlist") or max(1, min(int(4 * np.sqrt(n)), n // 39, 65536)))
-            if nlist > n:
-                raise ValueError(f"nlist = {nlist} cells for {n} codes: at most one cell per code")
-            chosen = {"nlist": nlist, "nprobe": min(nlist, int(params.get("nprobe") or 16))}
-            index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(d), d, nlist)
-            index.nprobe = chosen["nprobe"]
-        built = cls(index_type, index, num_bits, chosen, threads)
-        with built.thread_count():
-            if index_type == "ivf":
-                train = np.linspace(0, n - 1, min(n, 256 * chosen["nlist"])).astype(np.int64)  # (t,)
-                index.train(pack_codes(np.asarray(codes[train]), num_bits))  # (t, d / 8) strided sample
-            for start in range(0, n, ADD_CHUNK):
-                index.add(pack_codes(codes[start : start + ADD_CHUNK], num_bits))  # (chunk, d / 8)
-        return built
-
-    def write(self, path: str) -> None:
-        import_faiss().write_index_binary(self.index, str(path))
-
-    @classmethod
-    def read(cls, path: str, index_type: str, num_bits: int, size: int, params: Optional[Dict[str, int]] = None,
-             mmap: bool = True, threads: int = DEFAULT_THREADS) -> "FaissBinaryIndex":
-        """Reads `path` (a flat index memory-mapped with `mmap`), checked against what index.json says:
-        `MissingIndexFileError` when it is missing, `IndexFileError` (a `DataFormatError` naming it) when it is not
-        a FAISS binary index (or a truncated one) or holds another type, size or width of codes."""
-        faiss = import_faiss()
-        path = Path(path)
-        rebuild = f"rebuild it with 'allennlp bits index CODES.jsonl --out {path.parent} --index-type {index_type}'"
-        if index_type not in FAISS_CLASSES:
-            raise IndexFileError(str(path.parent / "index.json"), None, f"unknown FAISS index type {index_type!r}; "
-                                 f"{rebuild}")
-        if not path.is_file():
-            raise MissingIndexFileError(str(path.parent), None, f"{path.name} is missing (index.json says index type "
-                                        f"{index_type}); {rebuild}")
-        if path.stat().st_size == 0:
-            raise IndexFileError(str(path), None, f"not a FAISS binary index (an empty file); {rebuild}")
-        flags = getattr(faiss, "IO_FLAG_MMAP_IFC", 0) if mmap and index_type == "flat" else 0
-        try:
-            index = faiss.read_index_binary(str(path), flags)
-        except RuntimeError as error:
-            raise IndexFileError(str(path), None, f"not a FAISS binary index, or a truncated one (FAISS: "
-                                 f"{faiss_reason(error)}); {rebuild}") from None
-        found = type(index).__name__
-        if found != FAISS_CLASSES[index_type] or index.d != 8 * code_bytes(num_bits) or index.ntotal != size:
-            raise IndexFileError(str(path), None, f"a {found} of {index.ntotal} codes of {index.d} bits, but "
-                                 f"index.json says {FAISS_CLASSES[index_type]} of {size} codes of K = {num_bits} bits; "
-                                 f"{rebuild}")
-        params = dict(params or {})
-        if index_type == "ivf" and "nprobe" in params:
-            index.nprobe = params["nprobe"]
-        elif index_type == "hnsw" and "ef_search" in params:
-            index.hnsw.efSearch = params["ef_search"]
-        return cls(index_type, index, num_bits, params, threads)
-
-    def multihash_scans(self, radius: int) -> bool:
-        """Whether a multihash range search of `radius` scans the stored codes instead of the hash tables: when it
-        would look up more than 1 / `MULTIHASH_SHARE` of min(codes, buckets per table) buckets (same result)."""
-        tables, bits = self.params["hash_tables"], self.params["hash_bits"]
-        lookups = tables * sum(comb(bits, flips) for flips in range(min(bits, radius // tables) + 1))
-        return lookups * MULTIHASH_SHARE > min(len(self), 1 << bits)
-
-    def within(self, packed: np.ndarray, radius: int) -> List[Tuple[np.ndarray, np.ndarray]]:
-        """
-        Every entry within Hamming distance `radius` of each query `packed` `(q, d / 8)` uint8 (exact on flat and
-        multihash; on ivf, those in the nprobe nearest cells).
-
-        # Returns
-
-        Per query `(entries, distances)`: int64 and uint8, both `(m,)`, in FAISS's order.
-        """
-        if self.index_type == "hnsw":
-            raise ValueError("an hnsw index answers k-NN queries only, not radius queries: use --k, or an index "
-                             "of type flat, multihash or ivf")
-        if packed.shape[0] == 0:
-            return []
-        index = self.index
-        if self.index_type == "multihash":
-            if self.multihash_scans(radius):
-                index = self.index.storage  # the IndexBinaryFlat of the codes the multihash index keeps
-            else:
-                self.index.nflip = min(self.params["hash_bits"], radius // self.params["hash_tables"])
-        with self.thread_count():
-            lims, distances, labels = index.range_search(packed, radius + 1)  # FAISS keeps distances < its radius
-        results = []
-        for row in range(packed.shape[0]):
-            found = distances[lims[row] : lims[row + 1]]  # (m,)
-            keep = found <= radius
-            results.append((labels[lims[row] : lims[row + 1]][keep].astype(np.int64), found[keep].astype(np.uint8)))
-        return results
-
-    def nearest(self, packed: np.ndarray, k: int) -> List[Tuple[np.ndarray, np.ndarray]]:
-        """
-        FAISS's k nearest entries of each query `packed` `(q, d / 8)` (approximate on hnsw and ivf). A query that
-        gets fewer than k (ivf: too few codes in its cells; hnsw: efSearch too small) is asked again with twice the
-        nprobe or efSearch, up to every cell or efSearch = n.
-
-        # Returns
-
-        Per query `(entries, distances)`: int64 and uint8, both `(min(k, n),)`, in FAISS's order.
-        """
-        k = min(k, len(self))
-        results: List[Optional[Tuple[np.ndarray, np.ndarray]]] = [None] * packed.shape[0]
-        if self.index_type == "hnsw":
-            effort, most = max(self.index.hnsw.efSearch, k), max(len(self), k)
-        elif self.index_type == "ivf":
-            effort, most = self.index.nprobe, self.index.nlist
-        else:
-            effort = most = 1
-        saved = effort
-        rows = np.arange(packed.shape[0])
-        try:
-            while rows.shape[0]:
-                if self.index_type == "hnsw":
-                    self.index.hnsw.efSearch = effort
-                elif self.index_type == "ivf":
-                    self.index.nprobe = effort
-                with self.thread_count():
-                    distances, labels = self.index.search(packed[rows], k)  # (r, k), (r, k)
-                missing = []
-                for row, found, far in zip(rows.tolist(), labels, distances):
-                    if (found >= 0).all():
-                        results[row] = (found.astype(np.int64), far.astype(np.uint8))
-                    else:
-                        missing.append(row)
-                rows = np.array(missing, dtype=np.int64)
-                if rows.shape[0] and effort >= most:
-                    raise RuntimeError(f"the {self.index_type} index found fewer than {k} neighbours for "
-                                       f"{rows.shape[0]} queries at its largest search effort ({effort})")
-                effort = min(most, 2 * effort)
-        finally:
-            if self.index_type == "hnsw":
-                self.index.hnsw.efSearch = self.params.get("ef_search", saved)
-            elif self.index_type == "ivf":
-                self.index.nprobe = saved
-        return results  # type: ignore[return-value]
-
-
-# ------------------------------------------------------------------------------------------- reading an index
-class IndexFileError(DataFormatError, ValueError):
-    """
-    A file of a saved index that cannot be read (`IndexFiles`, `HammingIndex.load`): a `DataFormatError`
-    ``<file>: <what is wrong>; rebuild it with 'allennlp bits index CODES.jsonl --out DIR'`` (with a line number for
-    a line of sentences.jsonl). Also a `ValueError`, which `load` raised for these before.
-    """
-
-
-class MissingIndexFileError(IndexFileError, FileNotFoundError):
-    """A file of a saved index that is not there: ``<folder>: <file> is missing; rebuild it ...``. Also a
-    `FileNotFoundError`; its message is ``str(error)`` (no `strerror`)."""
-
-    def __init__(self, path: str, line: Optional[int], message: str) -> None:
-        super().__init__(path, line, message)
-        self.errno, self.strerror, self.filename = errno.ENOENT, None, str(path)
-
-
-def faiss_reason(error: BaseException) -> str:
-    """The reason in the first line of a FAISS error, without its C++ function, source file and assertion."""
-    text = (str(error).splitlines() or [""])[0]
-    text = re.sub(r"^Error in .*? at \S+:\d+: ", "", text)
-    return re.sub(r"^Error: '.*?' failed: ", "", text).strip() or type(error).__name__
-
-
-NPY_MAGIC = b"\x93NUMPY"
-VIEW_NAME = re.compile(r"[A-Za-z0-9_-]+")
-"""Label view names in index.json (they name the files labels.<view>.npy)."""
-
-
-class IndexFiles:
-    """
-    The one checked reader of a saved index folder: `HammingIndex.load` (and the sentences it reads on first use,
-    and `FaissBinaryIndex.read`) reads every file through it. A missing file raises `MissingIndexFileError`, any
-    other problem `IndexFileError` (a `DataFormatError` naming the file), each with how to rebuild the index:
-
-    * ``index.json`` -- UTF-8 JSON object with this format, version 1 or 2, num_bits in 1..63, size and sentences
-      (counts), label_views (view -> label names) and search (index type, file, parameters);
-    * ``*.npy`` -- numpy's header is read first (an array is never unpickled): an .npy file of the layout's dtype
-      (codes uint64, the others int32), shape ``(size,)``, exactly as long as its header says; codes below 2 ** K
-      (`HammingIndex` checks them, one vectorised pass);
-    * ``sentences.jsonl`` -- on the first lookup of a word: one JSON object with ``"words"`` per line, as many lines
-      as index.json's sentences, as many words as codes;
-    * ``faiss.index`` -- `FaissBinaryIndex.read`: a FAISS binary index of the type, width and size index.json says.
-
-    The values of sentence_ids.npy, positions.npy and labels.*.npy are checked where they are used
-    (`HammingIndex.hit`, `HammingIndex.label_ids`), so that opening a memory-mapped index does not read them.
-    """
-
-    def __init__(self, directory: str, mmap: bool = True) -> None:
-        self.directory = str(directory)
-        self.root = Path(directory)
-        self.mode = "r" if mmap else None
-        self.rebuild = f"rebuild it with 'allennlp bits index CODES.jsonl --out {self.directory}'"
-
-    def error(self, name: str, message: str, line: Optional[int] = None) -> IndexFileError:
-        """`IndexFileError` for the file `name` of the folder, with the rebuild hint."""
-        return IndexFileError(str(self.root / name), line, f"{message}; {self.rebuild}")
-
-    def existing(self, name: str) -> Path:
-        """The path of the file `name`; `MissingIndexFileError` when it is not there."""
-        path = self.root / name
-        if path.is_dir():
-            raise self.error(name, "a folder, not a file")
-        if not path.is_file():
-            raise MissingIndexFileError(self.directory, None, f"{name} is missing; {self.rebuild}")
-        return path
-
-    # ------------------------------------------------------------------------------------------------ index.json
-    def meta(self) -> Dict[str, Any]:
-        """index.json, checked (class docstring)."""
-        make = "make one with 'allennlp bits index CODES.jsonl --out DIR'"
-        if not self.root.is_dir():
-            if self.root.exists():
-                raise IndexFileError(self.directory, None, f"not a folder: an index is the folder that 'allennlp "
-                                     f"bits index' writes; {make}")
-            raise MissingIndexFileError(self.directory, None, f"no such folder: not a Hamming index; {make}")
-        path = self.root / "index.json"
-        if not path.is_file():
-            raise MissingIndexFileError(self.directory, None, f"index.json is missing: not a Hamming index; {make}")
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise self.error("index.json", f"not UTF-8 text (byte {error.start + 1})") from None
-        if not text.strip():
-            raise self.error("index.json", "empty")
-        try:
-            meta = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise self.error("index.json", f"not JSON ({error.msg} at line {error.lineno}, column {error.colno}): "
-                                           "cut short or damaged") from None
-        if not isinstance(meta, dict):
-            raise self.error("index.json", f"not a JSON object (a {type(meta).__name__})")
-        if meta.get("format") != FORMAT:
-            raise IndexFileError(str(path), None, f"not a {FORMAT} index (format {meta.get('format')!r})")
-        if meta.get("version") not in (1, VERSION) or isinstance(meta.get("version"), bool):
-            raise IndexFileError(str(path), None, f"version {meta.get('version')!r} of the index format, this "
-                                 f"bitcode_allennlp reads versions 1 and {VERSION}: {self.rebuild}")
-        try:
-            check_num_bits(meta.get("num_bits"), "num_bits")
-        except ValueError as error:
-            raise self.error("index.json", str(error)) from None
-        for key in ("size", "sentences"):
-            value = meta.get(key)
-            if (key == "size" or value is not None) and (
-                    not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise self.error("index.json", f"{key} must be a count (an integer >= 0), got {value!r}")
-        views = meta.get("label_views", {})
-        if not isinstance(views, dict) or not all(
-                isinstance(view, str) and VIEW_NAME.fullmatch(view) and isinstance(names, list)
-                and all(isinstance(name, str) for name in names) for view, names in views.items()):
-            raise self.error("index.json", "label_views must map view names (letters, digits, _ and -) to lists of "
-                                           f"label strings, got {_shorten(views)}")
-        meta["label_views"] = views
-        search = meta.get("search")
-        if search is not None:
-            if not isinstance(search, dict) or search.get("type") not in INDEX_TYPES:
-                raise self.error("index.json", f"search must be an object whose type is one of "
-                                               f"{', '.join(INDEX_TYPES)}, got {_shorten(search)}")
-            file = search.get("file", FAISS_FILE)
-            if not isinstance(file, str) or not file or Path(file).name != file or file.startswith("."):
-                raise self.error("index.json", f"search.file must be a file name in the index folder, got {file!r}")
-            params = search.get("params") or {}
-            if not isinstance(params, dict) or not all(
-                    isinstance(value, int) and not isinstance(value, bool) and value >= 1 for value in params.values()):
-                raise self.error("index.json", f"search.params must map names to positive integers, got "
-                                               f"{_shorten(params)}")
-        return meta
-
-    # ------------------------------------------------------------------------------------------------ .npy files
-    def array(self, name: str, dtype: Any, size: int) -> np.ndarray:
-        """
-        The 1-D array of `size` values of `dtype` in the .npy file `name`, memory-mapped read-only when the reader
-        was made with `mmap`. Its header is checked before numpy loads it (never with pickles).
-        """
-        path = self.existing(name)
-        expected = np.dtype(dtype)
-        on_disk = path.stat().st_size
-        with open(path, "rb") as file:
-            head = file.read(len(NPY_MAGIC))
-            if not head:
-                raise self.error(name, "empty (0 bytes), not an .npy file")
-            if head != NPY_MAGIC[: len(head)]:
-                raise self.error(name, "not an .npy file (it does not start with numpy's magic string)")
-            file.seek(0)
-            try:
-                version = np.lib.format.read_magic(file)
-                if version == (1, 0):
-                    shape, _, found = np.lib.format.read_array_header_1_0(file)
-                elif version == (2, 0):
-                    shape, _, found = np.lib.format.read_array_header_2_0(file)
-                else:
-                    found = None
-                offset = file.tell()
-            except (ValueError, EOFError, SyntaxError, TypeError):
-                raise self.error(name, "an .npy file cut short or damaged in its header") from None
-        if found is None:
-            raise self.error(name, f"an .npy file of format version {version[0]}.{version[1]}, not 1.0 or 2.0 (numpy "
-                                   "writes arrays of numbers in those)")
-        if found.hasobject:
-            raise self.error(name, f"holds Python objects (dtype {found}), not {expected.name} numbers: it was not "
-                                   "written by 'allennlp bits index'")
-        if found != expected:
-            raise self.error(name, f"dtype {found.name if found.isnative else found.str}, expected {expected.name}")
-        if len(shape) != 1:
-            raise self.error(name, f"shape {tuple(shape)}, expected ({size},): one value per indexed word")
-        if shape[0] != size:
-            raise self.error(name, f"{shape[0]} values, but index.json says {size} words (size)")
-        need = size * expected.itemsize
-        if on_disk - offset < need:
-            raise self.error(name, f"truncated: {on_disk - offset} bytes of data, its header says {size} values of "
-                                   f"{expected.itemsize} bytes ({need} bytes)")
-        if on_disk - offset > need:
-            raise self.error(name, f"{on_disk - offset - need} bytes after its {size} values (damaged, or not "
-                                   "written by 'allennlp bits index')")
-        if size == 0:
-            return np.zeros(0, dtype=expected)
-        try:
-            return np.load(path, mmap_mode=self.mode, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            reason = "" if "pickle" in str(error) else f" ({error})"
-            raise self.error(name, f"cannot be read as an array{reason}") from None
-
-    # ------------------------------------------------------------------------------------------------ sentences
-    def sentences(self, expected: Optional[int], size: int, name: str = "sentences.jsonl") -> List[Dict[str, Any]]:
-        """sentences.jsonl: `{"words", "source", "line"}` per line, `expected` lines (when index.json says how many)
-        holding `size` words in all."""
-        path = self.existing(name)
-        sentences: List[Dict[str, Any]] = []
-        words = 0
-        with open(path, "rb") as file:
-            for number, raw in enumerate(file, start=1):
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as error:
-                    raise self.error(name, f"invalid UTF-8 (byte {error.start + 1} of the line)", number) from None
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as error:
-                    raise self.error(name, f"not JSON ({error.msg} at column {error.colno})", number) from None
-                if not isinstance(record, dict) or not isinstance(record.get("words"), list) or not all(
-                        isinstance(word, str) for word in record["words"]):
-                    raise self.error(name, 'expected a JSON object whose "words" is a list of strings', number)
-                sentences.append(record)
-                words += len(record["words"])
-        if expected is not None and len(sentences) != expected:
-            raise self.error(name, f"{len(sentences)} sentences, but index.json says {expected}")
-        if words != size:
-            raise self.error(name, f"{words} words in its sentences, but index.json says {size} (size)")
-        return sentences
-
-
-def _shorten(value: Any, width: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class HammingIndex:
     """
-    Hamming-space index over the words of a codes corpus (file layout, ranking and ties in the module docstring).
+    Hamming-space index over the words of a codes corpus (ranking and ties in the module docstring, file layout in
+    `index_files`).
 
     # Parameters
 
@@ -687,13 +68,12 @@ class HammingIndex:
     positions : `np.ndarray`
         `(n,)` position of each entry in its sentence.
     sentences : `List[Dict[str, Any]]`, optional (default = `None`)
-        `{"words", "source", "line"}` per sentence; `None` reads them from `sentences_path` when first needed.
+        `{"words", "source", "line"}` per sentence; `None` for a loaded index, whose sentences.jsonl is read when
+        first needed (`load`).
     labels : `Dict[str, LabelColumn]`, optional (default = `None`)
         One label column per view.
     corpus : `str`, optional (default = `None`)
         The indexed codes corpus (for the record).
-    sentences_path : `str`, optional (default = `None`)
-        `sentences.jsonl` of a saved index.
     search_index : `FaissBinaryIndex`, optional (default = `None`)
         The FAISS index of the codes that `search`, `radius` and `precision_at_k` query; `None` scans the codes
         with numpy (index type numpy). `build_search_index` makes one.
@@ -708,7 +88,6 @@ class HammingIndex:
         sentences: Optional[List[Dict[str, Any]]] = None,
         labels: Optional[Dict[str, LabelColumn]] = None,
         corpus: Optional[str] = None,
-        sentences_path: Optional[str] = None,
         search_index: Optional[FaissBinaryIndex] = None,
     ) -> None:
         self.num_bits = check_num_bits(num_bits)
@@ -727,7 +106,7 @@ class HammingIndex:
                 raise ValueError(f"labels {view!r} have {column.ids.shape[0]} entries, not {n}")
         self.corpus = corpus
         self._sentences = sentences
-        self._sentences_path = sentences_path
+        self._sentences_path: Optional[str] = None  # sentences.jsonl, for a loaded index
         self._offsets: Optional[np.ndarray] = None
         self._sample: Optional[np.ndarray] = None
         self._files: Optional[IndexFiles] = None  # the folder's reader, for a loaded index
@@ -793,7 +172,7 @@ class HammingIndex:
     # ---------------------------------------------------------------------------------------------- disk
     def save(self, directory: str) -> None:
         """
-        Writes the index to `directory` (created if needed; files listed in the module docstring). Each file is
+        Writes the index to `directory` (created if needed; files listed in `index_files`). Each file is
         written beside its old version under a temporary name, and all are renamed over the old ones (index.json
         last) once every one is written (`outputs.staged_files`): a failed save leaves the old index and no
         temporary file, and an index loaded from `directory` (memory maps, the sentences read on first use) can be
@@ -851,11 +230,11 @@ class HammingIndex:
                   for view, names in meta["label_views"].items()}
         sentences_path = files.existing("sentences.jsonl")
         try:
-            index = cls(codes, num_bits, sentence_ids, positions, labels=labels, corpus=meta.get("corpus"),
-                        sentences_path=str(sentences_path))
+            index = cls(codes, num_bits, sentence_ids, positions, labels=labels, corpus=meta.get("corpus"))
         except (ValueError, TypeError) as error:  # lengths and dtypes are checked above: codes wider than K
             raise files.error("codes.npy", str(error)) from None
         index._files, index._sentence_count = files, meta.get("sentences")
+        index._sentences_path = str(sentences_path)
         index.version = meta["version"]
         search = meta.get("search") or {"type": "numpy"}
         if search["type"] != "numpy" and not numpy_scan:
@@ -866,8 +245,8 @@ class HammingIndex:
 
     # -------------------------------------------------------------------------------------------- search
     def parse_code(self, code: str) -> int:
-        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.common.code_format.parse_hex_code`) to its
-        integer."""
+        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.common.code_format.parse_hex_code`)
+        to its integer."""
         return int(hex_to_uint64([code], self.num_bits)[0])
 
     def distance_blocks(self, queries: np.ndarray) -> Iterator[Tuple[int, np.ndarray]]:
@@ -1076,6 +455,7 @@ class HammingIndex:
         raise ValueError(message)
 
 
+
 def precision_at_k(
     index: HammingIndex,
     queries: CodesCorpus,
@@ -1084,7 +464,7 @@ def precision_at_k(
     ties: str = "index",
 ) -> Dict[str, Any]:
     """
-    precision@k of the query words against the index (protocol and ties in the module docstring).
+    precision@k of the query words against the index (protocol and ties in `precision`).
 
     # Parameters
 
@@ -1106,6 +486,29 @@ def precision_at_k(
     their words (so that `O` does not dominate NER); `chance` and `macro_chance` are the same for k neighbours drawn
     at random from the database: sum_l P_queries(l) P_database(l), and mean_l P_database(l).
     """
+    views = _precision_views(index, queries, views, ties)
+    k = min(k, len(index))
+    unique, inverse = np.unique(queries.codes, return_inverse=True)  # (u,), (q,)
+    inverse = inverse.reshape(-1)
+    database_labels = {view: index.label_ids(view) for view in views}  # (n,) each, checked
+    sizes = {view: len(index.labels[view].names) for view in views}
+    neighbours = neighbour_label_counts(index.candidate_sets(unique, k), unique.shape[0], k, ties, database_labels,
+                                        sizes)  # (u, L) each
+    result: Dict[str, Any] = {"k": k, "ties": ties, "index_type": index.index_type, "queries": len(queries),
+                              "distinct_query_codes": int(unique.shape[0]), "database": len(index),
+                              "database_corpus": index.corpus, "query_corpus": queries.path,
+                              "precision": {}, "chance": {}, "macro": {}, "macro_chance": {}, "per_label": {}}
+    for view in views:
+        database = LabelColumn(database_labels[view], index.labels[view].names)
+        scores = view_precision(neighbours[view], inverse, k, queries.labels[view], database, len(index), len(queries))
+        for key, value in scores.items():
+            result[key][view] = value
+    return result
+
+
+def _precision_views(index: HammingIndex, queries: CodesCorpus, views: Optional[Sequence[str]],
+                     ties: str) -> List[str]:
+    """The label views `precision_at_k` scores, after checking its arguments (`ValueError`)."""
     if ties not in ("index", "average"):
         raise ValueError(f"ties must be 'index' or 'average', got {ties!r}")
     if ties == "average" and not index.exact:
@@ -1121,70 +524,7 @@ def precision_at_k(
                              f"queries ({', '.join(queries.labels)})")
     if not views:
         raise ValueError("the index and the queries share no label view (do both have gold tags or trees?)")
-    k = min(k, len(index))
-    unique, inverse = np.unique(queries.codes, return_inverse=True)  # (u,), (q,)
-    inverse = inverse.reshape(-1)
-    database_labels = {view: index.label_ids(view) for view in views}  # (n,) each, checked
-    sizes = {view: len(index.labels[view].names) for view in views}
-    neighbours = {view: np.zeros((unique.shape[0], sizes[view]), dtype=np.float64) for view in views}  # (u, L)
-    for row, found, distances in index.candidate_sets(unique, k):
-        order = np.lexsort((found, distances))  # (m,) by distance, then entry index
-        if ties == "index":
-            parts = [(found[order[:k]], 1.0)]
-        else:
-            kth = distances[order[k - 1]]
-            closer = found[distances < kth]
-            tied = found[distances == kth]
-            parts = [(closer, 1.0), (tied, (k - closer.shape[0]) / tied.shape[0])]
-        for view in views:
-            for entries, weight in parts:
-                counts = np.bincount(database_labels[view][entries], minlength=sizes[view])  # (L,)
-                neighbours[view][row] += weight * counts
-    result: Dict[str, Any] = {"k": k, "ties": ties, "index_type": index.index_type, "queries": len(queries),
-                              "distinct_query_codes": int(unique.shape[0]), "database": len(index),
-                              "database_corpus": index.corpus, "query_corpus": queries.path,
-                              "precision": {}, "chance": {}, "macro": {}, "macro_chance": {}, "per_label": {}}
-    for view in views:
-        names = index.labels[view].names
-        lookup = {name: i for i, name in enumerate(names)}
-        query_column = queries.labels[view]
-        to_database = np.array([lookup.get(name, -1) for name in query_column.names], dtype=np.int64)  # (Lq,)
-        query_labels = to_database[query_column.ids]  # (q,) -1: label absent from the database
-        table = neighbours[view]  # (u, L)
-        precision = np.where(query_labels >= 0, table[inverse, np.maximum(query_labels, 0)], 0.0) / k  # (q,)
-        result["precision"][view] = float(precision.mean())
-        database_share = np.bincount(database_labels[view], minlength=len(names)) / len(index)  # (L,)
-        query_share = np.bincount(query_column.ids, minlength=len(query_column.names)) / len(queries)  # (Lq,)
-        result["chance"][view] = float(sum(query_share[i] * database_share[j]
-                                           for i, j in enumerate(to_database.tolist()) if j >= 0))
-        per_label = {}
-        for i, name in enumerate(query_column.names):
-            mask = query_column.ids == i
-            per_label[name] = [float(precision[mask].mean()), int(mask.sum())]
-        result["per_label"][view] = per_label
-        result["macro"][view] = float(np.mean([value for value, _ in per_label.values()]))
-        result["macro_chance"][view] = float(np.mean([database_share[j] if j >= 0 else 0.0
-                                                      for j in to_database.tolist()]))
-    return result
-
-
-def format_precision(result: Dict[str, Any], per_label: bool = False) -> str:
-    """precision@k as a markdown table (one row per label view); with `per_label` a table per view of each query
-    label's precision (most frequent label first)."""
-    lines = [f"precision@{result['k']} (ties: {result['ties']}): {result['queries']:,} query words "
-             f"({result['distinct_query_codes']:,} distinct codes) from {result['query_corpus']}, "
-             f"database {result['database']:,} words from {result['database_corpus']} "
-             f"(index type {result.get('index_type', 'numpy')})",
-             "", "| label | precision@k | chance | macro over labels | macro chance |", "|---|---:|---:|---:|---:|"]
-    for view, value in result["precision"].items():
-        lines.append(f"| {view} | {100 * value:.2f} | {100 * result['chance'][view]:.2f} | "
-                     f"{100 * result['macro'][view]:.2f} | {100 * result['macro_chance'][view]:.2f} |")
-    if per_label:
-        for view, labels in result["per_label"].items():
-            lines += ["", f"| {view} | query words | precision@k |", "|---|---:|---:|"]
-            for name, (value, count) in sorted(labels.items(), key=lambda item: (-item[1][1], item[0])):
-                lines.append(f"| {name} | {count:,} | {100 * value:.2f} |")
-    return "\n".join(lines)
+    return views
 
 
 def format_hits(hits: List[Dict[str, Any]], context: int = 6) -> str:

@@ -93,7 +93,9 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
     """Runs `allennlp bits ...` (`args` without the program) without AllenNLP; returns the exit status."""
     names.LIGHT = True
     from bitcode_allennlp.bits.command import Bits
-    from bitcode_allennlp.host.console import USER_OS_ERRORS, debug, report_user_error
+    from bitcode_allennlp.host.console import (
+        INTERRUPTED_STATUS, USER_OS_ERRORS, debug, report_interrupt, report_user_error,
+    )
 
     parser = _parser_class()(description="Run AllenNLP", prog=prog)
     subparsers = parser.add_subparsers(title="Commands", metavar="")
@@ -108,6 +110,11 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
             parsed.func(parsed)
         else:
             parser.print_help()
+    except KeyboardInterrupt:
+        if debug():
+            raise
+        report_interrupt(prog, args)
+        return INTERRUPTED_STATUS
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as Python's docs advise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

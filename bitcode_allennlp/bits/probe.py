@@ -49,13 +49,14 @@ order) with its occurrences and distinct codes.
 """
 import logging
 import math
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus
+from bitcode_allennlp.bits.hamming import hamming_distances
 from bitcode_allennlp.common.code_format import unpack_bits
-from bitcode_allennlp.bits.index import hamming_distances
 
 logger = logging.getLogger(__name__)
 
@@ -168,13 +169,46 @@ def window_rows(features: np.ndarray, sentence_ids: np.ndarray) -> np.ndarray:
     return np.concatenate([previous, features, following], axis=1)  # (n, 3d)
 
 
-def train_probe(x_train: np.ndarray, y_train: np.ndarray, x_dev: np.ndarray, num_labels: int,
-                hidden: Optional[int], seed: int, epochs: int, min_steps: int, batch_size: int,
-                lr: float, threads: Optional[int] = 1) -> Tuple[np.ndarray, int]:
+@dataclass(frozen=True)
+class ProbeOptions:
     """
-    Trains a linear probe (`hidden=None`) or an MLP on `x_train` (n, d) float32 and `y_train` (n,) label ids, and
-    predicts `x_dev` (m, d) (training in the module docstring), with `threads` torch threads (put back after;
-    `None` keeps torch's setting).
+    The knobs of `probe_codes` and `train_probe` (training in the module docstring); the defaults are `allennlp bits
+    probe`'s.
+
+    # Parameters
+
+    view : `str`, optional (default = `"tag"`)
+        The label view: `tag`, or for BIO-style NER tags also `prefix` or `type`.
+    seed : `int`, optional (default = `0`)
+        The probes' torch seed.
+    ks : `Sequence[int]`, optional (default = `(1, 10, 100)`)
+        The k of the k-NN votes.
+    epochs, min_steps, hidden, batch_size, lr
+        The probes' training: passes, fewest optimizer steps, the MLP's hidden units, words per batch, Adam's rate
+        (defaults 8, 300, 512, 1024, 2e-3).
+    threads : `int`, optional (default = `1`)
+        torch threads while the probes train (put back after; `None` keeps torch's setting). One is the fastest
+        for these small matrices on a machine shared with other jobs.
+    """
+
+    view: str = "tag"
+    seed: int = 0
+    ks: Sequence[int] = KS
+    epochs: int = 8
+    min_steps: int = 300
+    hidden: int = 512
+    batch_size: int = 1024
+    lr: float = 2e-3
+    threads: Optional[int] = 1
+
+
+def train_probe(x_train: np.ndarray, y_train: np.ndarray, x_dev: np.ndarray, num_labels: int,
+                hidden: Optional[int], options: Optional[ProbeOptions] = None, **knobs: Any) -> Tuple[np.ndarray, int]:
+    """
+    Trains a linear probe (`hidden=None`) or an MLP of `hidden` units on `x_train` (n, d) float32 and `y_train` (n,)
+    label ids, and predicts `x_dev` (m, d) (training in the module docstring), with the seed, epochs, min_steps,
+    batch_size, lr and threads of `options` (default `ProbeOptions()`; its `hidden` is not used), each overridden
+    by a keyword of `knobs` (`seed=0`, ...).
 
     # Returns
 
@@ -182,35 +216,35 @@ def train_probe(x_train: np.ndarray, y_train: np.ndarray, x_dev: np.ndarray, num
     """
     import torch
 
+    options = replace(options or ProbeOptions(), **knobs)
     inputs = torch.from_numpy(np.ascontiguousarray(x_train, dtype=np.float32))  # (n, d)
     targets = torch.from_numpy(np.asarray(y_train, dtype=np.int64))  # (n,)
-    batches = math.ceil(inputs.shape[0] / batch_size)
-    passes = max(epochs, math.ceil(min_steps / batches))
+    batches = math.ceil(inputs.shape[0] / options.batch_size)
+    passes = max(options.epochs, math.ceil(options.min_steps / batches))
     saved_threads = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
+    if options.threads is not None:
+        torch.set_num_threads(options.threads)
     try:
-        return _train(torch, inputs, targets, x_dev, num_labels, hidden, seed, passes, batch_size, lr), \
-            passes * batches
+        return _train(torch, inputs, targets, x_dev, num_labels, hidden, passes, options), passes * batches
     finally:
         torch.set_num_threads(saved_threads)
 
 
 def _train(torch: Any, inputs: Any, targets: Any, x_dev: np.ndarray, num_labels: int, hidden: Optional[int],
-           seed: int, passes: int, batch_size: int, lr: float) -> np.ndarray:
+           passes: int, options: ProbeOptions) -> np.ndarray:
     """The training loop of `train_probe`; returns the `(m,)` predictions."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.manual_seed(options.seed)
         if hidden is None:
             model = torch.nn.Linear(inputs.shape[1], num_labels)
         else:
             model = torch.nn.Sequential(torch.nn.Linear(inputs.shape[1], hidden), torch.nn.GELU(),
                                         torch.nn.Linear(hidden, num_labels))
-        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
         for _ in range(passes):
             order = torch.randperm(inputs.shape[0])  # (n,)
-            for begin in range(0, inputs.shape[0], batch_size):
-                chosen = order[begin : begin + batch_size]  # (batch,)
+            for begin in range(0, inputs.shape[0], options.batch_size):
+                chosen = order[begin : begin + options.batch_size]  # (batch,)
                 loss = torch.nn.functional.cross_entropy(model(inputs[chosen]), targets[chosen])
                 optimizer.zero_grad()
                 loss.backward()
@@ -263,9 +297,8 @@ def word_strings(corpus: CodesCorpus) -> np.ndarray:
     return np.array([word for sentence in corpus.sentences for word in sentence["words"]], dtype=str)  # (n,)
 
 
-def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: int = 0, ks: Sequence[int] = KS,
-                epochs: int = 8, min_steps: int = 300, hidden: int = 512, batch_size: int = 1024,
-                lr: float = 2e-3, threads: Optional[int] = 1) -> Dict[str, Any]:
+def probe_codes(train: CodesCorpus, dev: CodesCorpus, options: Optional[ProbeOptions] = None,
+                **knobs: Any) -> Dict[str, Any]:
     """
     Probes of the train codes scored on dev, the word-majority baseline, code geometry and counts (every number is
     defined in the module docstring).
@@ -274,17 +307,10 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: i
 
     train, dev : `CodesCorpus`
         Codes corpora of the same K with gold labels (`read_codes_corpus`).
-    view : `str`, optional (default = `"tag"`)
-        The label view: `tag`, or for BIO-style NER tags also `prefix` or `type`.
-    seed : `int`, optional (default = `0`)
-        The probes' torch seed.
-    ks : `Sequence[int]`, optional (default = `(1, 10, 100)`)
-        The k of the k-NN votes.
-    epochs, min_steps, hidden, batch_size, lr
-        The probes' training (module docstring).
-    threads : `int`, optional (default = `1`)
-        torch threads while the probes train (put back after; `None` keeps torch's setting). One is the fastest
-        for these small matrices on a machine shared with other jobs.
+    options : `ProbeOptions`, optional (default = `ProbeOptions()`)
+        The label view, the k of the k-NN votes and the probes' training.
+    **knobs
+        Fields of `ProbeOptions` that override `options` (`view="type"`, `seed=3`, ...).
 
     # Returns
 
@@ -297,6 +323,30 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: i
 
     `ValueError` when K differs, or the view is not in both corpora.
     """
+    options = replace(options or ProbeOptions(), **knobs)
+    view = options.view
+    _check_corpora(train, dev, view, options.ks)
+    num_labels = len(train.labels[view].names)
+    y_train = train.labels[view].ids.astype(np.int64)  # (n,)
+    y_dev = dev_label_ids(train, dev, view)  # (m,) -1: a label absent from train
+    priority = label_priority(np.bincount(y_train, minlength=num_labels))  # (L,)
+    train_words = word_strings(train)  # (n,)
+    accuracy, seen = majority_accuracies(train, dev, train_words, y_train, y_dev, priority, options.ks)
+    train_bits = unpack_bits(train.codes, train.num_bits)  # (n, K)
+    probes, steps = probe_accuracies(train, dev, train_bits, y_train, y_dev, num_labels, options)
+    return {
+        "train": train.path, "dev": dev.path, "num_bits": train.num_bits, "label_view": view, "labels": num_labels,
+        "accuracy": {**accuracy, **probes},
+        "seen": seen,
+        **code_geometry(train, dev, train_words, train_bits, y_train, num_labels),
+        "probe_training": {"seed": options.seed, "epochs": options.epochs, "min_steps": options.min_steps,
+                           "hidden": options.hidden, "batch_size": options.batch_size, "lr": options.lr,
+                           "threads": options.threads, "steps": steps},
+    }
+
+
+def _check_corpora(train: CodesCorpus, dev: CodesCorpus, view: str, ks: Sequence[int]) -> None:
+    """`ValueError` unless both corpora have codes of one K and the label view, and every k is positive."""
     if train.num_bits != dev.num_bits:
         raise ValueError(f"train has {train.num_bits}-bit codes, dev {dev.num_bits}-bit codes")
     for name, corpus in (("train", train), ("dev", dev)):
@@ -305,10 +355,12 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: i
                              f"{', '.join(corpus.labels) or 'no gold tags or trees'})")
     if any(k < 1 for k in ks):
         raise ValueError(f"every k must be positive, got {list(ks)}")
-    num_bits = train.num_bits
+
+
+def dev_label_ids(train: CodesCorpus, dev: CodesCorpus, view: str) -> np.ndarray:
+    """The dev words' labels of `view` as train label ids, `(m,)` int64, -1 for a label that no train word has
+    (logged as a warning)."""
     names = train.labels[view].names
-    num_labels = len(names)
-    y_train = train.labels[view].ids.astype(np.int64)  # (n,)
     to_train = {name: i for i, name in enumerate(names)}
     dev_map = np.array([to_train.get(name, -1) for name in dev.labels[view].names], dtype=np.int64)  # (L_dev,)
     y_dev = dev_map[dev.labels[view].ids]  # (m,) -1: a label absent from train
@@ -320,31 +372,67 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: i
         logger.warning("bits probe: %s of %s dev words (%.1f%%) have a %s label that no train word has (%s): no "
                        "probe can get them right%s", f"{unseen:,}", f"{len(y_dev):,}", share, view, shown,
                        "; no dev label occurs in train" if unseen == len(y_dev) else "")
-    priority = label_priority(np.bincount(y_train, minlength=num_labels))  # (L,)
+    return y_dev
 
-    def accuracy(predictions: np.ndarray) -> float:
-        return float(np.mean(predictions == y_dev))
 
-    train_words, dev_words = word_strings(train), word_strings(dev)  # (n,), (m,)
+def _accuracy(predictions: np.ndarray, gold: np.ndarray) -> float:
+    return float(np.mean(predictions == gold))
+
+
+def majority_accuracies(train: CodesCorpus, dev: CodesCorpus, train_words: np.ndarray, y_train: np.ndarray,
+                        y_dev: np.ndarray, priority: np.ndarray,
+                        ks: Sequence[int]) -> Tuple[Dict[str, Any], Dict[str, float]]:
+    """
+    Dev accuracy of the predictors that need no training (word majority, most frequent label, code majority, k-NN
+    votes): train words `(n,)`, train and dev label ids `(n,)`, `(m,)`, label `priority` `(L,)`.
+
+    # Returns
+
+    `(accuracy, seen)`: `{"word_majority", "most_frequent_label", "code_majority", "knn": {k: acc}}` and the shares
+    of dev words whose word and code occur in train, `{"word", "code"}`.
+    """
+    dev_words = word_strings(dev)  # (m,)
     word_predictions, word_seen = majority_predictions(train_words, y_train, dev_words, priority)  # (m,), (m,)
     code_predictions, code_seen = majority_predictions(train.codes, y_train, dev.codes, priority)  # (m,), (m,)
-    knn = knn_predictions(train.codes, y_train, dev.codes, num_bits, priority, ks)
+    knn = knn_predictions(train.codes, y_train, dev.codes, train.num_bits, priority, ks)
+    accuracy = {"word_majority": _accuracy(word_predictions, y_dev),
+                "most_frequent_label": _accuracy(np.full(len(dev), priority[0]), y_dev),
+                "code_majority": _accuracy(code_predictions, y_dev),
+                "knn": {str(k): _accuracy(values, y_dev) for k, values in knn.items()}}
+    return accuracy, {"word": float(word_seen.mean()), "code": float(code_seen.mean())}
 
-    train_bits = unpack_bits(train.codes, num_bits)  # (n, K)
-    dev_bits = unpack_bits(dev.codes, num_bits)  # (m, K)
+
+def probe_accuracies(train: CodesCorpus, dev: CodesCorpus, train_bits: np.ndarray, y_train: np.ndarray,
+                     y_dev: np.ndarray, num_labels: int,
+                     options: ProbeOptions) -> Tuple[Dict[str, float], Dict[str, int]]:
+    """
+    Dev accuracy of the linear and MLP probes on the bits of the word and of 3 words (`train_bits` (n, K) 0/1; train
+    and dev label ids `(n,)`, `(m,)`).
+
+    # Returns
+
+    `(accuracy, steps)`: `{"linear_word", "linear_window3", "mlp_word", "mlp_window3"}`, and the optimizer steps
+    of each probe.
+    """
+    dev_bits = unpack_bits(dev.codes, train.num_bits)  # (m, K)
     train_signs = 2.0 * train_bits.astype(np.float32) - 1.0  # (n, K)
     dev_signs = 2.0 * dev_bits.astype(np.float32) - 1.0  # (m, K)
     inputs = {"word": (train_signs, dev_signs),
               "window3": (window_features(train_signs, train), window_features(dev_signs, dev))}
     probes: Dict[str, float] = {}
     steps: Dict[str, int] = {}
-    for kind, size in (("linear", None), ("mlp", hidden)):
+    for kind, size in (("linear", None), ("mlp", options.hidden)):
         for context, (x_train, x_dev) in inputs.items():
-            predictions, taken = train_probe(x_train, y_train, x_dev, num_labels, size, seed, epochs, min_steps,
-                                             batch_size, lr, threads)
-            probes[f"{kind}_{context}"] = accuracy(predictions)
+            predictions, taken = train_probe(x_train, y_train, x_dev, num_labels, size, options)
+            probes[f"{kind}_{context}"] = _accuracy(predictions, y_dev)
             steps[f"{kind}_{context}"] = taken
+    return probes, steps
 
+
+def code_geometry(train: CodesCorpus, dev: CodesCorpus, train_words: np.ndarray, train_bits: np.ndarray,
+                  y_train: np.ndarray, num_labels: int) -> Dict[str, Any]:
+    """`{"distance", "eta_squared", "counts"}` of `probe_codes` (module docstring): train words `(n,)`, their bits
+    `(n, K)` and label ids `(n,)`."""
     word_types, word_ids = np.unique(train_words, return_inverse=True)  # (T,), (n,)
     word_ids = word_ids.reshape(-1)
     same, sizes = mean_pair_distance(train_bits, word_ids)  # (T,), (T,)
@@ -355,15 +443,6 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: i
     word_codes = np.unique(np.stack([word_ids.astype(np.uint64), train.codes], axis=1), axis=0)  # (pairs, 2)
     top = int(np.argmax(sizes))
     return {
-        "train": train.path, "dev": dev.path, "num_bits": num_bits, "label_view": view, "labels": num_labels,
-        "accuracy": {
-            "word_majority": accuracy(word_predictions),
-            "most_frequent_label": accuracy(np.full(len(dev), priority[0])),
-            "code_majority": accuracy(code_predictions),
-            "knn": {str(k): accuracy(values) for k, values in knn.items()},
-            **probes,
-        },
-        "seen": {"word": float(word_seen.mean()), "code": float(code_seen.mean())},
         "distance": {"same_word": float(np.mean(same[repeated])) if repeated.any() else None,
                      "random_pair": None if math.isnan(random_pair) else float(random_pair),
                      "word_types": int(repeated.sum())},
@@ -376,8 +455,6 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, view: str = "tag", seed: i
             "most_frequent_word": {"word": str(word_types[top]), "occurrences": int(sizes[top]),
                                    "distinct_codes": int(np.unique(train.codes[word_ids == top]).shape[0])},
         },
-        "probe_training": {"seed": seed, "epochs": epochs, "min_steps": min_steps, "hidden": hidden,
-                           "batch_size": batch_size, "lr": lr, "threads": threads, "steps": steps},
     }
 
 

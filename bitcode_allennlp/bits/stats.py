@@ -27,7 +27,7 @@ I(code; label) approaches H(label) for any injective coding. Read it beside `dis
 models use the per-bit I(bit_i; label) (2 x L tables, many words per cell) or `allennlp bits precision`.
 """
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -112,6 +112,25 @@ def mutual_information_of_table(joint: np.ndarray) -> float:
     return float((np.where(nonzero, joint, 0.0) * np.log2(ratio)).sum() / total)
 
 
+def bit_label_information(bits: np.ndarray, labels: np.ndarray, label_counts: np.ndarray,
+                          num_labels: int) -> Tuple[List[float], np.ndarray]:
+    """
+    Per bit, I(bit_i; label) in bits from the (2, L) table of the bit, and P(bit i = 1 | label): `bits` (n, K) 0/1,
+    `labels` (n,) ids, `label_counts` (L,) words per label.
+
+    # Returns
+
+    `(bit_mi, p_one)`: K floats and `(L, K)`.
+    """
+    num_bits = bits.shape[1]
+    hot = bits.astype(bool)  # (n, K)
+    flat = (labels[:, None] * num_bits + np.arange(num_bits))[hot]  # (ones,)
+    ones_by_label = np.bincount(flat, minlength=num_labels * num_bits).reshape(num_labels, num_bits)  # (L, K)
+    tables = np.stack([label_counts[:, None] - ones_by_label, ones_by_label], axis=0)  # (2, L, K)
+    bit_mi = [mutual_information_of_table(tables[:, :, i]) for i in range(num_bits)]
+    return bit_mi, ones_by_label / np.maximum(label_counts, 1)[:, None]  # (L, K)
+
+
 def label_statistics(view: str, column: LabelColumn, code_ids: np.ndarray, code_counts: np.ndarray,
                      bits: np.ndarray) -> Dict[str, Any]:
     """
@@ -128,7 +147,7 @@ def label_statistics(view: str, column: LabelColumn, code_ids: np.ndarray, code_
     bits : `np.ndarray`
         `(n, K)` 0/1 bits.
     """
-    n, num_bits = bits.shape
+    n = bits.shape[0]
     num_labels = len(column.names)
     labels = column.ids.astype(np.int64)  # (n,)
     label_counts = np.bincount(labels, minlength=num_labels)  # (L,)
@@ -139,13 +158,7 @@ def label_statistics(view: str, column: LabelColumn, code_ids: np.ndarray, code_
     n_l = label_counts[cell_labels].astype(np.float64)  # (J,)
     mutual_information = float((cell_counts * np.log2(cell_counts * float(n) / (n_c * n_l))).sum() / n)
     label_entropy = entropy_bits(label_counts)
-    # Per bit: ones per label, then I(bit_i; label) from the (2, L) table of each bit.
-    hot = bits.astype(bool)  # (n, K)
-    flat = (labels[:, None] * num_bits + np.arange(num_bits))[hot]  # (ones,)
-    ones_by_label = np.bincount(flat, minlength=num_labels * num_bits).reshape(num_labels, num_bits)  # (L, K)
-    tables = np.stack([label_counts[:, None] - ones_by_label, ones_by_label], axis=0)  # (2, L, K)
-    bit_mi = [mutual_information_of_table(tables[:, :, i]) for i in range(num_bits)]
-    p_one = ones_by_label / np.maximum(label_counts, 1)[:, None]  # (L, K)
+    bit_mi, p_one = bit_label_information(bits, labels, label_counts, num_labels)  # (K,), (L, K)
     majority = np.zeros(code_counts.shape[0], dtype=np.int64)  # (C,)
     np.maximum.at(majority, cell_codes, cell_counts)
     # Exact pair counts.

@@ -6,7 +6,8 @@ the place for defaults and for building the config). `GROUPS` declares each vari
 (a number, an integer, a boolean, a choice of strings, an existing path, a PLM folder, ``MAX_LENGTH``,
 ``PLM_LAYER``, ``CUDA_DEVICE``), its range, its default and its meaning, as docs/configs.md's table shows them
 (`render_table` writes that table; `tests/reliability/test_config_variables.py` checks that the committed one is
-the rendered one, and that every variable a config reads is declared and every declared one is read).
+the rendered one, and that every variable a config reads is declared and every declared one is read). Options
+measured no help stay, marked `experimental` (`Group.experimental`, `Variable.experimental_values`): a second table.
 
 `check_config_environment` runs when AllenNLP evaluates a config file that reads ``env.libsonnet`` (the
 ``config_env`` extension, `bitcode_allennlp.host.config_env`), with the environment jsonnet would see
@@ -28,6 +29,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
+from itertools import takewhile
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 logger = logging.getLogger(__name__)
@@ -93,6 +95,9 @@ class Variable:
         The range of a number or integer (`None`: open-ended; `*_open`: the bound itself excluded).
     choices_by_config :
         For a ``choice``: config file name -> (its choices, what they are), e.g. READER's NER readers.
+    experimental_values :
+        For a ``choice``: value -> (what it does, the measurement that found it no help), markdown; each is a row
+        of the experimental table (``CODE_ENCODER=lstm``). The value is still accepted.
     """
 
     name: str
@@ -104,6 +109,7 @@ class Variable:
     high_open: bool = False
     choices: Tuple[str, ...] = ()
     choices_by_config: Mapping[str, Tuple[Tuple[str, ...], str]] = field(default_factory=dict)
+    experimental_values: Mapping[str, Tuple[str, str]] = field(default_factory=dict)
 
     def accepts(self) -> str:
         """What the variable accepts, as the error and the docs say it (``an integer in 1..63``)."""
@@ -215,11 +221,13 @@ def _cuda_problem(device: int) -> Optional[str]:
 @dataclass(frozen=True)
 class Group:
     """One row of docs/configs.md's table: variables set together, their defaults (`default` overrides the
-    variables' own, joined with ", ") and their meaning (markdown)."""
+    variables' own, joined with ", ") and their meaning (markdown). `experimental`: the measurement (markdown) that
+    found these variables no help, which puts the row in the experimental table; empty: a row of the main table."""
 
     variables: Tuple[Variable, ...]
     meaning: str
     default: Optional[str] = None
+    experimental: str = ""
 
     def defaults(self) -> str:
         return self.default if self.default is not None else ", ".join(v.default for v in self.variables)
@@ -250,8 +258,15 @@ def _bool(name, default):
     return Variable(name, "boolean", default)
 
 
-def _choice(name, default, *choices, by_config=None):
-    return Variable(name, "choice", default, choices=choices, choices_by_config=by_config or {})
+def _choice(name, default, *choices, by_config=None, experimental=None):
+    return Variable(name, "choice", default, choices=choices, choices_by_config=by_config or {},
+                    experimental_values=experimental or {})
+
+
+REPRODUCTION = ("[REPRODUCTION.md](../REPRODUCTION.md"
+                "#headline-full-data-results-fine-tuned-minilm-entire-train-files-2-cpu-cores)")
+RESULTS = "`benchmarks/results/full_data/"
+"""Where the measurements of the experimental options are (links and result files, from docs/configs.md)."""
 
 
 GROUPS: Tuple[Group, ...] = (
@@ -267,8 +282,9 @@ GROUPS: Tuple[Group, ...] = (
     Group((_int("HEAD_DIM", "64"),), "d_h, size of each head"),
     Group((_num("BETA", "0.005 / 0.05 / 0.001 (NER / POS / parsing)"),), "β of Eq. 10; `0` is the baseline"),
     Group((_bool("TWO_VIEWS", "true"),),
-          "second dropout view; with `BETA=0` the paper's baseline (Algorithm 1 sums two task losses whatever β), "
-          "`false` a one-view baseline (β must be 0)"),
+          "second dropout view, whatever β (the models' `two_views` defaults to true too); with `BETA=0` the "
+          "paper's baseline (Algorithm 1 sums two task losses whatever β), `false` a one-view baseline (β must be "
+          "0; the validation-stage configs set `two_views: false` themselves)"),
     Group((_num("TAU", "0.1", 0, low_open=True), _choice("SIMILARITY", "`cos_sign`", "cos_sign", "cos"),
            _choice("OBJECTIVE", "`hash`", "hash", "self", "sup")),
           "loss variants of Table 2 (`cos`; `self`, `sup`)"),
@@ -311,11 +327,18 @@ GROUPS: Tuple[Group, ...] = (
     Group((_bool("TRAINING_METRICS", "true"),),
           "taggers (both stages): `false` skips Viterbi decoding in training forwards (no training `accuracy` / "
           "span F1 logged); dev metrics are exact either way"),
-    Group((_num("CODE_HEAD", "0"), _int("CODE_HEAD_DIM", "256"), _probability("CODE_HEAD_FLIP", "0")),
-          "beyond the paper (taggers): weight of a code-reading head, an MLP on sign(s) with a straight-through "
-          "gradient, trained on the gold tags; it pushes the task into the bits; `code_head_accuracy` is logged; "
-          "`CODE_HEAD_FLIP`: training only, the head reads the codes with each bit flipped with this probability "
-          "(tags kept apart in Hamming space; BTC NER, one seed: 0.1 lowers both stages, REPRODUCTION.md)"),
+    Group((_num("CODE_HEAD", "0"), _int("CODE_HEAD_DIM", "256")),
+          "beyond the paper (hashing-stage taggers and parsers): weight of a code-reading head (`0`: none), an MLP "
+          "of `CODE_HEAD_DIM` hidden units on sign(s) with a straight-through gradient, trained on the gold "
+          "per-word labels (for parsing the trees' POS tags, then read too); it pushes the task into the bits; "
+          "`code_head_accuracy` is logged"),
+    Group((_probability("CODE_HEAD_FLIP", "0"),),
+          "beyond the paper, with `CODE_HEAD` > 0, training only: the code-reading head reads the codes with each "
+          "bit flipped with this probability (labels kept apart in Hamming space)",
+          experimental="BTC NER, one seed: `CODE_HEAD_FLIP=0.1` on the 3-epoch `CODE_HEAD=2` command lowers both "
+          "stages, hashing / validation 75.73 / 75.50 against 76.97 / 76.76 (" + REPRODUCTION + ", row \"the 3-epoch "
+          "`CODE_HEAD=2` command, `SEED=0`, with the head reading flipped bits\"; " + RESULTS
+          + "btc_ner_codehead2_e3_hflip01.json`)"),
     Group((_int("SPAN_MLP_DIM", "500"), _int("LABEL_MLP_DIM", "100"), _probability("MLP_DROPOUT", "0.33")),
           "parsers (both stages): hidden sizes of the span and label MLPs, their dropout"),
     Group((_choice("BOUNDARY", "`split`", "split", "left"),),
@@ -324,16 +347,24 @@ GROUPS: Tuple[Group, ...] = (
     Group((_int("CODE_DIM", "128"), _int("CODE_HEADS", "4"), _int("CODE_FF", "2·d", 2)),
           "validation stage: d, rounded up to a multiple of K and of the heads (144 for K = 24, 0.18M parameters "
           "for POS; `CODE_DIM=256` gives the paper's size, 0.58M); attention heads; feed-forward size"),
-    Group((_choice("CODE_ENCODER", "`transformer`", "transformer", "window", "lstm"),
+    Group((_choice("CODE_ENCODER", "`transformer`", "transformer", "window", "lstm", experimental={"lstm": (
+               "validation stage, beyond the paper: a `CODE_LAYERS`-layer bidirectional LSTM in place of the "
+               "transformer, `CODE_FF` / 2 units each way (`CODE_FF` defaults to d here)",
+               "BTC NER, validation stage on the `CODE_HEAD=2` codes: 75.54, and 75.89 with `CODE_BIT_FLIP=0.2`, "
+               "against the transformer's 75.49 and 76.41 (means over seeds; " + REPRODUCTION + ", \"Why the gap\" "
+               "paragraph; " + RESULTS + "btc_ner_validation_noise.json`)")}),
            _int("CODE_WINDOW", "1", 0), _int("CODE_LAYERS", "1")),
           "validation stage: the paper's one-layer transformer, or `window` (beyond the paper: `CODE_LAYERS` "
           "convolutions over `CODE_WINDOW` words on each side, output size `CODE_FF`, `window_feedforward`; much "
-          "cheaper at inference), or `lstm` (beyond the paper: a `CODE_LAYERS`-layer bidirectional LSTM, `CODE_FF` "
-          "/ 2 units each way; `CODE_FF` defaults to d here)"),
-    Group((_probability("CODE_BIT_FLIP", "0"), _probability("CODE_DROPOUT", "0")),
-          "validation stage, beyond the paper, training only: probability of flipping each bit of a train code, "
-          "and of zeroing a word's whole code embedding (the train codes come from a hashing model fit to those "
-          "sentences, so they are cleaner than dev codes)"),
+          "cheaper at inference), or `lstm` ([experimental](#experimental-measured-no-help))"),
+    Group((_probability("CODE_BIT_FLIP", "0"),),
+          "validation stage, beyond the paper, training only: probability of flipping each bit of a train code (the "
+          "train codes come from a hashing model fit to those sentences, so they are cleaner than dev codes)"),
+    Group((_probability("CODE_DROPOUT", "0"),),
+          "validation stage, beyond the paper, training only: probability of zeroing a word's whole code embedding",
+          experimental="BTC NER, validation stage on the `CODE_HEAD=2` codes: `CODE_DROPOUT=0.15` 75.68, inside the "
+          "75.22–75.74 range of four validation seeds without it (" + REPRODUCTION + ", \"Why the gap\" paragraph; "
+          + RESULTS + "btc_ner_validation_noise.json`)"),
     Group((Variable("CUDA_DEVICE", "cuda", "-1", low=-1), _int("WORKERS", "1"), _int("SEED", "fixed", 0, 2 ** 32 - 1),
            _bool("CAUSAL", "false")),
           "device; `WORKERS=2` trains with torch DDP (gloo on CPU); seeds; causal hash layer"),
@@ -346,25 +377,49 @@ VARIABLES: Dict[str, Variable] = {v.name: v for group in GROUPS for v in group.v
 
 TABLE_HEADER = ("| variable | default (NER / POS) | accepted values | meaning |\n"
                 "|---|---|---|---|\n")
+EXPERIMENTAL_HEADING = "## Experimental (measured no help)"
+EXPERIMENTAL_INTRO = ("Beyond the paper, and no help where the project measured them; kept, since rows of "
+                      "REPRODUCTION.md use them. Each row names the measurement that judged it.\n")
+EXPERIMENTAL_HEADER = "| option | default | accepted values | meaning | measured |\n|---|---|---|---|---|\n"
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |\n"
 
 
 def render_table(groups: Sequence[Group] = GROUPS) -> str:
-    """docs/configs.md's table of config variables (markdown, one row per group, ending with a newline)."""
-    rows = []
+    """docs/configs.md's table of config variables (markdown, one row per group, ending with a newline), followed,
+    when some options are experimental, by `EXPERIMENTAL_HEADING` and their table (each with its measurement): the
+    experimental groups, then each experimental value of a choice (``CODE_ENCODER=lstm``)."""
+    main, experimental = [], []
     for group in groups:
-        names = ", ".join(f"`{v.name}`" for v in group.variables)
-        rows.append(f"| {names} | {group.defaults()} | {group.accepts()} | {group.meaning} |\n")
-    return TABLE_HEADER + "".join(rows)
+        cells = (", ".join(f"`{v.name}`" for v in group.variables), group.defaults(), group.accepts(), group.meaning)
+        if group.experimental:
+            experimental.append(_row(*cells, group.experimental))
+        else:
+            main.append(_row(*cells))
+    for variable in (v for group in groups for v in group.variables):
+        for value, (meaning, measured) in variable.experimental_values.items():
+            experimental.append(_row(f"`{variable.name}={value}`", variable.default, variable.accepts(), meaning,
+                                     measured))
+    table = TABLE_HEADER + "".join(main)
+    if experimental:
+        table += f"\n{EXPERIMENTAL_HEADING}\n\n{EXPERIMENTAL_INTRO}\n{EXPERIMENTAL_HEADER}" + "".join(experimental)
+    return table
+
+
+def _table_end(text: str, start: int) -> int:
+    """The end of the markdown table whose first line starts at `start`."""
+    return start + sum(map(len, takewhile(lambda line: line.startswith("|"), text[start:].splitlines(True))))
 
 
 def table_in(text: str) -> Tuple[int, int]:
-    """Where the table is in docs/configs.md's `text`: (start, end) offsets of its lines."""
+    """Where the rendered tables are in docs/configs.md's `text`: (start, end) offsets of their lines, with the
+    experimental heading and table when they follow the main table."""
     start = text.index(TABLE_HEADER.splitlines()[0].split(" | ")[0] + " | ")
-    end = start
-    for line in text[start:].splitlines(True):
-        if not line.startswith("|"):
-            break
-        end += len(line)
+    end = _table_end(text, start)
+    if text[end:].startswith(f"\n{EXPERIMENTAL_HEADING}\n") and EXPERIMENTAL_HEADER in text[end:]:
+        end = _table_end(text, text.index(EXPERIMENTAL_HEADER, end))
     return start, end
 
 

@@ -1,14 +1,17 @@
-"""What every model of both stages shares: words → embedder → encoder, and, with a hash layer, codes and the hash loss.
+"""What every model of both stages shares: words → embedder → encoder, and, with a hash layer, codes, the hash loss
+and the optional code-reading head.
 
 The tagger (`hash_crf_tagger`) and the parser (`hash_span_parser`) subclass `HashingModel` and add a task head:
-each defines one view (`_view`: one forward pass with its own dropout → its task scores and the ego-attention
-scores s) and its task loss (`_task_loss`); `two_view_step` does the rest for both. Hashing stage: the encoder is
-`hash_transformer`; a training step runs two views with independent dropout, L = L_task1 + L_task2 +
-β·(L_hash(s1, s2) + L_hash(s2, s1)) (paper Eq. 10, Algorithm 1). Validation stage: any encoder, β = 0, one view.
+each defines one view (`_view`: one forward pass with its own dropout → a `View` of its task scores and the
+ego-attention scores s), its task loss (`_task_loss`) and what that loss is divided by (`_loss_divisor`);
+`two_view_step` does the rest for both. Hashing stage: the encoder is `hash_transformer`; a training step runs two
+views with independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (paper Eq. 10,
+Algorithm 1), plus, beyond the paper, the code-reading head's loss on view 1 (`code_head.py`). Validation stage: any
+encoder, β = 0, one view.
 """
 import hashlib
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 from allennlp.common import Lazy
@@ -22,6 +25,7 @@ from allennlp.training.metrics import Average
 from bitcode_allennlp.common.checks import check_range
 from bitcode_allennlp.common.codes import bits_to_ints, scores_to_bits
 from bitcode_allennlp.common.code_format import ints_to_hex
+from bitcode_allennlp.model.code_head import CodeHead
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
 from bitcode_allennlp.training.metrics.code_metrics import CodeMetrics
@@ -34,22 +38,26 @@ def word_identity(word: str) -> int:
     return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little") >> 1
 
 
-def straight_through_signs(scores: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+class View(NamedTuple):
     """
-    The code as ±1 in the forward pass (sign(s), 0 counts as -1 like bit 0) with the gradient of hardtanh on the
-    standardised scores in the backward pass: c = clamp(s/σ, -1, 1) + (sign(s) - clamp(s/σ, -1, 1)).detach(), σ the
-    standard deviation of the real words' scores (not differentiated). An identity straight-through on raw scores
-    froze bits in the study (`shared/studies/codes-carry-the-task.md`, item 5).
+    One forward pass of a task model (`HashingModel._view`), read by name.
+
+    scores :
+        The task's own scores: the tagger's tag logits (batch, words, tags); the parser's `SpanScores` (span and
+        label scores). Only the task model reads them (`_task_loss`, decoding).
+    hash_scores : `Optional[torch.Tensor]`
+        The ego-attention scores s (batch, words, K) that make the codes, read by the hash loss, the code-reading
+        head and the code metrics; `None` without a hash layer.
     """
-    sigma = scores.detach()[mask].std().clamp(min=1e-6) if mask.sum() > 1 else scores.new_tensor(1.0)  # ()
-    soft = (scores / sigma).clamp(-1.0, 1.0)  # (batch, words, K)
-    hard = torch.where(scores > 0, torch.ones_like(scores), -torch.ones_like(scores))  # (batch, words, K)
-    return soft + (hard - soft).detach()  # (batch, words, K)
+
+    scores: Any
+    hash_scores: Optional[torch.Tensor]
 
 
 class HashingModel(Model):
     """
-    Base class (not registered): the embedder and encoder of both stages, the two-view hash loss, and codes.
+    Base class (not registered): the embedder and encoder of both stages, the two-view hash loss, codes, and the
+    optional code-reading head.
 
     # Parameters
 
@@ -65,13 +73,22 @@ class HashingModel(Model):
         `None` means the default ("contrastive_hash": τ = 0.1, cos_sign, hash objective).
     beta : `float`, optional (default = `0.0`)
         β of Eq. 10. 0 trains a plain baseline.
-    two_views : `bool`, optional (default = `None`)
-        Run two forward passes with independent dropout in training and add both task losses. `None` means
-        "when beta > 0". A β = 0 baseline with `two_views: true` costs the same as the hashing model.
+    two_views : `bool`, optional (default = `True`)
+        Run two forward passes with independent dropout in training and add both task losses, whatever β: Algorithm
+        1's `fine_tuning_step` sums two task losses, so the β = 0 baseline differs from the hashing model by the hash
+        loss alone (and costs the same). `False` trains one view (β must then be 0; the validation-stage configs).
+        The configs' default is the same (config variable `TWO_VIEWS`, default true).
+
+    The optional code-reading head (beyond the paper, `code_head.py`) is a task model's constructor parameter
+    `code_head: Optional[Lazy[CodeHead]]`; the task model hands it to `_add_code_head` with the namespace of its
+    per-word labels, after its own layers (so that a seed initialises them as before the head existed), and
+    `two_view_step` adds its loss, `hashing_metrics` its `code_head_accuracy`.
     """
 
     # Whether `add_codes` gets per-word gold labels (tags); without them the pair statistics are not reported.
     codes_have_labels = True
+    # Where the code-reading head's per-word labels come from, for the error when the vocabulary has none.
+    word_labels_source = "the reader's per-word tags"
 
     def __init__(
         self,
@@ -80,7 +97,7 @@ class HashingModel(Model):
         encoder: Lazy[Seq2SeqEncoder],
         hash_loss: Optional[ContrastiveHashLoss] = None,
         beta: float = 0.0,
-        two_views: Optional[bool] = None,
+        two_views: bool = True,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
@@ -91,16 +108,31 @@ class HashingModel(Model):
         if beta > 0 and not isinstance(built, HashTransformerEncoder):
             raise ConfigurationError("beta > 0 needs a 'hash_transformer' encoder (the hash loss reads its "
                                      f"ego-attention scores), got {type(built).__name__}")
+        if beta > 0 and not two_views:
+            raise ConfigurationError("beta > 0 needs two_views (the hash loss contrasts two dropout views)")
         self.text_field_embedder = text_field_embedder
         self.encoder = built
         self.beta = beta
         self.hash_loss = hash_loss if hash_loss is not None else ContrastiveHashLoss()
-        self.two_views = beta > 0 if two_views is None else two_views
-        if beta > 0 and not self.two_views:
-            raise ConfigurationError("beta > 0 needs two_views (the hash loss contrasts two dropout views)")
+        self.two_views = two_views
         self.num_bits = built.num_bits if isinstance(built, HashTransformerEncoder) else None
         self.code_metrics = CodeMetrics() if self.num_bits is not None else None
         self.mean_hash_loss = Average()
+        self.code_head: Optional[CodeHead] = None
+
+    def _add_code_head(self, code_head: Optional[Lazy[CodeHead]], namespace: str) -> None:
+        """Builds the code-reading head (`None`: none) with `num_bits` = K and `num_labels` = the size of the
+        vocabulary `namespace` of the per-word gold labels; it needs a hash layer and those labels."""
+        if code_head is None:
+            return
+        if self.num_bits is None:
+            raise ConfigurationError(f"code_head reads the codes: it needs a 'hash_transformer' encoder, got "
+                                     f"{type(self.encoder).__name__}")
+        num_labels = self.vocab.get_vocab_size(namespace)
+        if num_labels == 0:
+            raise ConfigurationError(f"code_head is trained on per-word gold labels, and the vocabulary has none "
+                                     f"(namespace {namespace!r} is empty): {self.word_labels_source}")
+        self.code_head = code_head.construct(num_bits=self.num_bits, num_labels=num_labels)
 
     def forward_on_instances(self, instances: List[Instance]) -> List[Dict[str, Any]]:
         """
@@ -139,29 +171,30 @@ class HashingModel(Model):
     def train_second_view(self) -> bool:
         return self.training and self.two_views
 
-    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[Any, ...]:
-        """
-        One forward pass, with its own dropout: the task's scores (any number of tensors), and last the
-        ego-attention scores s (batch, words, K), or None without a hash layer. Defined by each task model.
-        """
+    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> View:
+        """One forward pass, with its own dropout: the task's scores and the ego-attention scores s (batch, words,
+        K), or None without a hash layer. Defined by each task model."""
         raise NotImplementedError
 
-    def _task_loss(self, view: Tuple[Any, ...], gold: Any, mask: torch.BoolTensor) -> torch.Tensor:
-        """The task loss of one view (as `_view` returns it) against the gold annotation. Defined by each task model."""
+    def _task_loss(self, view: View, gold: Any, mask: torch.BoolTensor) -> torch.Tensor:
+        """The task loss of one view against the gold annotation. Defined by each task model."""
         raise NotImplementedError
 
-    def _extra_loss(self, view: Tuple[Any, ...], gold: Any, mask: torch.BoolTensor) -> Optional[torch.Tensor]:
-        """A loss added once, on the first view, after the others (the tagger's code-reading head); `None`: none."""
-        return None
+    def _loss_divisor(self, mask: torch.BoolTensor) -> Union[int, torch.Tensor]:
+        """What a loss summed over the batch is divided by, as the task loss is (sentences, words or 1); the
+        code-reading head's loss is divided alike. Defined by each task model."""
+        raise NotImplementedError
 
     def two_view_step(
         self, tokens: TextFieldTensors, mask: torch.BoolTensor, gold: Any, metadata: Optional[List[Dict[str, Any]]],
-    ) -> Tuple[Tuple[Any, ...], Dict[str, torch.Tensor]]:
+        word_labels: Optional[torch.LongTensor] = None,
+    ) -> Tuple[View, Dict[str, torch.Tensor]]:
         """
         The first view (the one decoded and coded), and with `gold` (`None`: no losses) the losses of paper Eq. 10:
         `loss` = L_task(view 1), in training with two views + L_task(view 2) + β·(L_hash(s1, s2) + L_hash(s2, s1))
-        (the hash part also as `hash_loss`, when β > 0), then + `_extra_loss`. The losses come as a dict, `hash_loss`
-        before `loss`, to put in the output after the task's own keys.
+        (the hash part also as `hash_loss`, when β > 0), then, with a code-reading head and per-word gold labels
+        `word_labels` (batch, words), + the head's weighted loss on view 1 (without labels the head is skipped). The
+        losses come as a dict, `hash_loss` before `loss`, to put in the output after the task's own keys.
         """
         view = self._view(tokens, mask)
         losses: Dict[str, torch.Tensor] = {}
@@ -172,11 +205,10 @@ class HashingModel(Model):
             view2 = self._view(tokens, mask)  # second dropout view
             loss = loss + self._task_loss(view2, gold, mask)
             if self.beta > 0:
-                losses["hash_loss"] = self.hash_loss_of_views(view[-1], view2[-1], metadata, mask)
+                losses["hash_loss"] = self.hash_loss_of_views(view.hash_scores, view2.hash_scores, metadata, mask)
                 loss = loss + self.beta * losses["hash_loss"]
-        extra = self._extra_loss(view, gold, mask)
-        if extra is not None:
-            loss = loss + extra
+        if self.code_head is not None and word_labels is not None:
+            loss = loss + self.code_head(view.hash_scores, word_labels, mask, self._loss_divisor(mask))
         losses["loss"] = loss
         return view, losses
 
@@ -217,6 +249,8 @@ class HashingModel(Model):
 
     def hashing_metrics(self, reset: bool) -> Dict[str, float]:
         metrics: Dict[str, float] = {}
+        if self.code_head is not None:
+            metrics["code_head_accuracy"] = self.code_head.get_metric(reset=reset)
         if self.code_metrics is not None:
             codes = self.code_metrics.get_metric(reset=reset)
             if not self.codes_have_labels:

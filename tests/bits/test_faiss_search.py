@@ -8,11 +8,13 @@ import sys
 import numpy as np
 import pytest
 
+import bitcode_allennlp.bits.faiss_index as faiss_module
 import bitcode_allennlp.bits.index as index_module
 from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn
-from bitcode_allennlp.bits.index import (
-    FAISS_FILE, FaissBinaryIndex, HammingIndex, code_bytes, hamming_distances, pack_codes, precision_at_k,
-)
+from bitcode_allennlp.bits.faiss_index import FaissBinaryIndex, code_bytes, pack_codes
+from bitcode_allennlp.bits.hamming import hamming_distances
+from bitcode_allennlp.bits.index import HammingIndex, precision_at_k
+from bitcode_allennlp.bits.index_files import FAISS_FILE
 
 faiss = pytest.importorskip("faiss")
 
@@ -98,7 +100,7 @@ def test_flat_and_multihash_equal_the_numpy_scan_with_ties(seed, n, num_bits, di
     rng = np.random.default_rng(100 + seed)
     queries = np.concatenate([rng.integers(0, 2 ** num_bits, 15, dtype=np.uint64), codes[:5], codes[:3]])  # (23,)
     for share in (1, 10 ** 9):  # multihash: hash tables unless absurd (lookups > codes), and always the scan
-        monkeypatch.setattr(index_module, "MULTIHASH_SHARE", share)
+        monkeypatch.setattr(faiss_module, "MULTIHASH_SHARE", share)
         for k in (1, 5, 37, n // 2, n + 10):
             expected = indexes["numpy"].search(queries, k)
             for kind in ("flat", "multihash", "multihash small keys"):

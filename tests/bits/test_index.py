@@ -3,11 +3,11 @@ save / load round trip (memory-mapped), and precision@k against its definition."
 import numpy as np
 import pytest
 
+import bitcode_allennlp.bits.hamming as hamming_module
 import bitcode_allennlp.bits.index as index_module
 from bitcode_allennlp.bits.corpus import CodesCorpus, LabelColumn, read_codes_corpus
-from bitcode_allennlp.bits.index import (
-    HammingIndex, candidates, hamming_distances, popcount_swar, precision_at_k,
-)
+from bitcode_allennlp.bits.hamming import candidates, hamming_distances, popcount_swar
+from bitcode_allennlp.bits.index import HammingIndex, precision_at_k
 
 
 def python_distance(a: int, b: int) -> int:
@@ -39,7 +39,7 @@ def random_index(seed, n, num_bits, num_labels=4):
 @pytest.mark.parametrize("seed, n, num_bits", [(0, 700, 8), (1, 2000, 12), (2, 300, 24), (3, 200, 63)])
 def test_top_k_and_radius_equal_brute_force(seed, n, num_bits, monkeypatch):
     # Small chunks and blocks, so that the scan crosses chunk and block borders.
-    monkeypatch.setattr(index_module, "CHUNK", 64)
+    monkeypatch.setattr(hamming_module, "CHUNK", 64)
     monkeypatch.setattr(index_module, "BLOCK_BYTES", 5 * n)
     index = random_index(seed, n, num_bits)
     rng = np.random.default_rng(100 + seed)
@@ -80,7 +80,7 @@ def test_bit_counts():
                              np.array([0, 1, 2 ** 64 - 1, 2 ** 63], dtype=np.uint64)])
     expected = [bin(v).count("1") for v in values.tolist()]
     assert popcount_swar(values).tolist() == expected
-    assert index_module.popcount(values).tolist() == expected
+    assert hamming_module.popcount(values).tolist() == expected
 
 
 def test_distances_without_bitwise_count(monkeypatch):
@@ -88,7 +88,7 @@ def test_distances_without_bitwise_count(monkeypatch):
     database = rng.integers(0, 2 ** 40, 300, dtype=np.uint64)
     queries = rng.integers(0, 2 ** 40, 7, dtype=np.uint64)
     native = hamming_distances(queries, database)
-    monkeypatch.setattr(index_module, "HAS_BITWISE_COUNT", False)
+    monkeypatch.setattr(hamming_module, "HAS_BITWISE_COUNT", False)
     fallback = hamming_distances(queries, database, chunk=50)
     assert (fallback == native).all()
     assert native[2, 5] == python_distance(int(queries[2]), int(database[5]))

@@ -90,7 +90,7 @@ def test_without_residual_is_the_literal_eq8():
 
 
 def test_straight_through_signs():
-    from bitcode_allennlp.model.hashing_model import straight_through_signs
+    from bitcode_allennlp.model.code_head import straight_through_signs
 
     scores = torch.tensor([[[0.5, -2.0], [0.0, 3.0]], [[-0.1, 1.0], [9.0, 9.0]]], requires_grad=True)  # (2, 2, K=2)
     mask = torch.tensor([[True, True], [True, False]])

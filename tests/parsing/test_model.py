@@ -7,7 +7,9 @@ from allennlp.data import Batch
 from nltk import Tree
 
 import bitcode_allennlp.plugin  # noqa: F401
+from bitcode_allennlp.model.hashing_model import View
 from bitcode_allennlp.parsing.metrics.evalb import evalb_score
+from bitcode_allennlp.parsing.models.hash_span_parser import SpanScores
 from tests.conftest import CONFIGS, build, two_view_forward
 
 BERT_POOLER = {
@@ -63,10 +65,10 @@ def test_predicted_trees_are_full_trees_over_the_words_and_scored():
     np_id, view = model.vocab.get_token_index("NP", model.label_namespace), model._view
 
     def np_everywhere(tokens, mask):
-        span, label, scores = view(tokens, mask)  # label: (batch, n+1, n+1, labels)
-        label = label.clone()
+        scores = view(tokens, mask)
+        label = scores.scores.label.clone()  # (batch, n+1, n+1, labels)
         label[..., np_id] += 100.0
-        return span, label, scores
+        return scores._replace(scores=scores.scores._replace(label=label))
 
     model._view = np_everywhere
     model.get_metrics(reset=True)
@@ -99,7 +101,8 @@ def test_gold_spans_score_perfectly_when_forced():
     chart = gold_chart(tensors["spans"], tensors["span_labels"], mask.shape[1])
     span_scores = (chart >= 0).float() * 10.0  # (batch, n+1, n+1)
     label_scores = torch.nn.functional.one_hot(chart.clamp(min=0), model.vocab.get_vocab_size("span_labels")).float()
-    model._view = lambda tokens, m: (span_scores, label_scores * 10.0, None)
+    forced = View(scores=SpanScores(span=span_scores, label=label_scores * 10.0), hash_scores=None)
+    model._view = lambda tokens, m: forced
     model.get_metrics(reset=True)
     model(**tensors)
     assert model.get_metrics(reset=True)["evalb_f1"] == pytest.approx(1.0)
@@ -116,7 +119,7 @@ def test_two_views_loss_is_sum_of_parts():
     chart = gold_chart(tensors["spans"], tensors["span_labels"], mask.shape[1])
     view1, view2 = model._view(tokens, mask), model._view(tokens, mask)
     ids = model._word_ids(tensors["metadata"], mask)[mask]
-    hash_loss = model.hash_loss.symmetric(view1[-1][mask], view2[-1][mask], ids)
+    hash_loss = model.hash_loss.symmetric(view1.hash_scores[mask], view2.hash_scores[mask], ids)
     expected = model._task_loss(view1, chart, mask) + model._task_loss(view2, chart, mask) + model.beta * hash_loss
     assert torch.equal(output["hash_loss"], hash_loss) and torch.equal(output["loss"], expected)
 

@@ -70,6 +70,25 @@ def test_hand_checked_spans_and_metadata(tmp_path):
     assert (metadata["gold_tree"], metadata["source"]) == ("(TOP (FRAG (NP (NNP Gandalf))))", f"{path}:10")
 
 
+def test_tag_field_is_opt_in(tmp_path):
+    """`tag_field: true` adds the gold tree's POS tags as a `tags` field (namespace `pos_tags`, for the parser's
+    code-reading head); off (the default), instances have exactly the fields they had; no gold tree, no tags."""
+    path = write(tmp_path, "hobbits.mrg", MRG)
+    plain = list(PtbSpansDatasetReader().read(path))
+    tagged = list(DatasetReader.from_params(Params({"type": "ptb_spans", "tag_field": True})).read(path))
+    assert [set(i.fields) for i in plain] == [{"tokens", "spans", "span_labels", "metadata"}] * 2
+    for without, with_tags in zip(plain, tagged):
+        assert set(with_tags.fields) == set(without.fields) | {"tags"}
+        assert fields(with_tags) == fields(without)
+        assert list(with_tags["tags"].labels) == with_tags["metadata"]["pos_tags"]
+        assert with_tags["tags"]._label_namespace == "pos_tags" and with_tags["tags"].sequence_field is \
+            with_tags["tokens"]
+    reader = PtbSpansDatasetReader(tag_field=True)
+    assert "tags" not in reader.text_to_instance(["Frodo", "left"], pos_tags=["NNP", "VBD"]).fields
+    vocab = Vocabulary.from_instances(tagged)
+    assert set(vocab.get_token_to_index_vocabulary("pos_tags")) == {"NNS", "VBP", "TO", "VB", ".", "NNP"}
+
+
 def test_fixture_trees():
     path = fixture("ptb/hand_written.mrg")
     instances = list(PtbSpansDatasetReader().read(path))

@@ -222,25 +222,6 @@ def test_trees_module_imports_neither_allennlp_nor_torch(tmp_path):
     assert result.stdout.splitlines() == ["False False", "['RawTree', 'DataFormatError']"], result.stderr[-3000:]
 
 
-def test_old_import_paths_give_the_tree_functions():
-    from bitcode_allennlp.data.dataset_readers import ptb_trees
-    from bitcode_allennlp.structs import trees
-    from bitcode_allennlp.parsing.dataset_readers import ptb_spans
-    from bitcode_allennlp.parsing.predictors import hash_parser
-    from bitcode_allennlp.spacy_components import extensions
-    from bitcode_allennlp.structs.tree_crf import gold_chart
-
-    for name in ("RawTree", "scan_trees", "parse_tree", "clean_tree", "remove_traces", "strip_root_wrappers",
-                 "strip_function_tags", "is_preterminal", "word_lines", "tree_to_string", "tree_pos", "subtrees",
-                 "fold_tree", "TRACE", "ROOT_WRAPPERS"):
-        assert getattr(ptb_trees, name) is getattr(trees, name), name
-    for name in ("tree_to_ptb", "tree_to_json"):
-        assert getattr(hash_parser, name) is getattr(trees, name), name
-    for name in ("ptb_escape", "PTB_ESCAPES", "PLACEHOLDER_TAG", "tree_constituents"):
-        assert getattr(extensions, name) is getattr(trees, name), name
-    assert ptb_spans.gold_chart is gold_chart
-
-
 def test_constituent_trees_invert_tree_constituents():
     """The trees spaCy's `parse_string` writes from the stored constituents are the predictor's tree, constituent by
     constituent (fixture trees under `TOP`, with words and tags that need escapes)."""

@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 
 from bitcode_allennlp.bits.corpus import read_codes_corpus
-from bitcode_allennlp.bits.index import (
-    HammingIndex, IndexFileError, MissingIndexFileError, index_corpus, precision_at_k,
-)
+from bitcode_allennlp.bits.index import HammingIndex, index_corpus, precision_at_k
+from bitcode_allennlp.bits.index_files import IndexFileError, MissingIndexFileError
 from bitcode_allennlp.host.errors import ArchiveError, DataFormatError
 from tests.conftest import FIXTURES
 

@@ -409,7 +409,7 @@ def test_a_failed_merge_leaves_the_old_output(archive, corpus, tmp_path):
 
 
 def test_a_failed_index_leaves_the_old_index(tmp_path, monkeypatch, capsys):
-    from bitcode_allennlp.bits.index import FaissBinaryIndex
+    from bitcode_allennlp.bits.faiss_index import FaissBinaryIndex
 
     index = tmp_path / "index"
     status, line, err = allennlp(monkeypatch, capsys, "bits", "index", CODES, "--out", index)

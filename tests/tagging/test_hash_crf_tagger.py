@@ -131,7 +131,7 @@ def test_code_head_reads_the_signs_and_adds_its_loss(monkeypatch):
     mask, tags = output["mask"], tensors["tags"]
     _, scores = model.encode(tensors["tokens"], mask)  # eval: the same scores as the forward
     signs = (scores > 0).float() * 2 - 1  # (batch, words, K): the code as ±1, computed directly
-    logits = model.code_head(signs)  # (batch, words, tags)
+    logits = model.code_head.read(signs)  # (batch, words, tags)
     head = torch.nn.functional.cross_entropy(logits[mask], tags[mask], reduction="sum") / mask.shape[0]
     base = model._crf_loss(output["logits"], tags, mask)
     assert output["loss"].item() == pytest.approx((base + 0.5 * head).item(), rel=1e-5)
@@ -139,7 +139,7 @@ def test_code_head_reads_the_signs_and_adds_its_loss(monkeypatch):
     # the head's gradient reaches the hash layer's query/key (through the straight-through signs)
     model.train()
     model.zero_grad()
-    model._code_head_loss(model.encode(tensors["tokens"], mask)[1], tags, mask).backward()
+    model.code_head(model.encode(tensors["tokens"], mask)[1], tags, mask).backward()
     assert model.encoder.query.weight.grad.abs().sum() > 0
     monkeypatch.setenv("CODE_HEAD", "0")
     model, _, _ = build("pos_hash.jsonnet")
@@ -150,25 +150,25 @@ def test_code_head_bit_flip_flips_what_the_head_reads_in_training_only(monkeypat
     monkeypatch.setenv("CODE_HEAD", "1")
     monkeypatch.setenv("CODE_HEAD_FLIP", "0.3")
     model, _, instances = build("pos_hash.jsonnet")
-    assert model.code_head_bit_flip == 0.3
+    assert model.code_head.bit_flip == 0.3 and model.code_head.weight == 1
     _, tensors = eval_loss(model, instances[:3])
     mask, tags = util.get_text_field_mask(tensors["tokens"]), tensors["tags"]
     read = []
-    model.code_head.register_forward_hook(lambda module, inputs, output: read.append(inputs[0].detach()))
+    model.code_head.layers.register_forward_hook(lambda module, inputs, output: read.append(inputs[0].detach()))
     model.eval()
     with torch.no_grad():
         scores = model.encode(tensors["tokens"], mask)[1]  # (batch, words, K), eval: no dropout
         signs = (scores > 0).float() * 2 - 1  # (batch, words, K)
-        model._code_head_loss(scores, tags, mask)
+        model.code_head(scores, tags, mask)
         assert torch.equal(read[-1][mask], signs[mask])  # evaluation: the codes as they are
         model.train()
         torch.manual_seed(0)
-        model._code_head_loss(scores, tags, mask)
+        model.code_head(scores, tags, mask)
     flipped = (read[-1][mask] != signs[mask]).float().mean().item()  # share of bits the head read flipped
     assert 0.2 < flipped < 0.4
     monkeypatch.setenv("CODE_HEAD_FLIP", "1")
     with pytest.raises(Exception, match=re.escape('environment variable CODE_HEAD_FLIP="1" must be a number in [0, 1)')):
-        build("pos_hash.jsonnet")  # the config variable's check, before the model's own (code_head_bit_flip)
+        build("pos_hash.jsonnet")  # the config variable's check, before the head's own (bit_flip)
 
 
 def test_decoding_is_allennlps_viterbi_tags_and_metrics_count_it(ner):

@@ -13,6 +13,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import Field, ListField, MetadataField, SequenceLabelField, SpanField, TextField
 from allennlp.data.instance import Instance
+from allennlp.data.token_indexers import TokenIndexer
 from allennlp.data.tokenizers import Token
 from nltk import Tree
 
@@ -38,6 +39,8 @@ from bitcode_allennlp.structs.trees import (
 logger = logging.getLogger(__name__)
 
 SPAN_LABEL_NAMESPACE = "span_labels"
+POS_TAG_NAMESPACE = "pos_tags"
+"""The namespace of the gold POS tags of the `"tags"` field (`tag_field: true`); ends in `tags`: no padding or OOV."""
 
 
 class GoldSpanLabelField(SequenceLabelField):
@@ -107,7 +110,10 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
     - `"metadata"`: `{"words", "pos_tags", "gold_tree", "source"}`, `gold_tree` the cleaned tree under a `TOP`
       root as one-line PTB text, the form `build` returns and `evalb_f1` compares (`None` without gold).
 
-    `"spans"` and `"span_labels"` are there only with a gold tree.
+    - `"tags"` (only with `tag_field: true`): `SequenceLabelField` over `"tokens"`, the gold tree's POS tags (its
+      preterminals) in the `"pos_tags"` namespace, for the parser's code-reading head.
+
+    `"spans"`, `"span_labels"` and `"tags"` are there only with a gold tree.
 
     # Parameters
 
@@ -118,11 +124,26 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
         Skip malformed trees (one warning at the end) instead of raising `DataFormatError`.
     max_words : `int`, optional (default = `None`)
         A longer tree is malformed; `None`: 2,000 words (`text_checks.DEFAULT_MAX_WORDS`).
+    tag_field : `bool`, optional (default = `False`)
+        Also give instances with a gold tree the `"tags"` field (the POS tags of its preterminals), which the parser's
+        code-reading head is trained on (config variable `CODE_HEAD` > 0 sets it). Off: instances as without it.
     **kwargs
         `DatasetReader` arguments, e.g. `max_instances`.
 
-    The constructor is `ptb_hash`'s, `TaggingDatasetReader`'s (the same parameters).
+    The other parameters are `ptb_hash`'s, `TaggingDatasetReader`'s.
     """
+
+    def __init__(
+        self,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        token_policy: str = "strict",
+        skip_invalid: bool = False,
+        max_words: Optional[int] = None,
+        tag_field: bool = False,
+        **kwargs,
+    ) -> None:
+        super().__init__(token_indexers, token_policy, skip_invalid, max_words, **kwargs)
+        self.tag_field = tag_field
 
     def _parse_item(self, item: Tuple[str, RawTree]) -> ParsedTree:  # type: ignore[override]
         path, raw = item
@@ -173,6 +194,9 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
             if pos_tags is None:
                 pos_tags = [tag for _, tag in gold_pos]
             fields.update(span_fields(gold_tree, text_field))
+            if self.tag_field:
+                fields["tags"] = SequenceLabelField([tag for _, tag in gold_pos], text_field,
+                                                    label_namespace=POS_TAG_NAMESPACE)
             gold_text = tree_to_string(Tree(ROOT_LABEL, [gold_tree]))
         fields["metadata"] = MetadataField({
             "words": words,

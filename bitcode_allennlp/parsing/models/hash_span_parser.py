@@ -3,10 +3,11 @@
 words → embedder → encoder (hash layer in the hashing stage) → fencepost (boundary) vectors → biaffine span
 scorer (span existence) + biaffine label scorer; training: tree CRF loss (`structs.tree_crf_loss`) + label
 cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger
-(`HashingModel.two_view_step`; this class defines the view and the task loss);
+(`HashingModel.two_view_step`; this class defines the view and the task loss), and optionally, beyond the paper, a
+code-reading head (`model/code_head.py`) trained on the gold POS tags of the preterminals;
 decoding: CKY (`structs.cky`), a label per span, `structs.trees.build` back to an n-ary tree, EVALB F1.
 """
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 from allennlp.common import Lazy
@@ -18,8 +19,10 @@ from allennlp.nn import InitializerApplicator, util
 from nltk import Tree
 
 from bitcode_allennlp.common.checks import check_choice
-from bitcode_allennlp.model.hashing_model import HashingModel
+from bitcode_allennlp.model.code_head import CodeHead
+from bitcode_allennlp.model.hashing_model import HashingModel, View
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
+from bitcode_allennlp.parsing.dataset_readers.ptb_spans import POS_TAG_NAMESPACE
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
 from bitcode_allennlp.structs.trees import build, tree_to_string
 from bitcode_allennlp.structs.tree_crf import cky, gold_chart, tree_crf_loss
@@ -44,6 +47,13 @@ class Biaffine(torch.nn.Module):
 class MLP(torch.nn.Sequential):
     def __init__(self, input_dim: int, output_dim: int, dropout: float) -> None:
         super().__init__(torch.nn.Linear(input_dim, output_dim), torch.nn.LeakyReLU(0.1), torch.nn.Dropout(dropout))
+
+
+class SpanScores(NamedTuple):
+    """The parser's task scores of one view (`View.scores`), over fenceposts 0..n."""
+
+    span: torch.Tensor  # (batch, n+1, n+1): span existence
+    label: torch.Tensor  # (batch, n+1, n+1, labels): a label per span
 
 
 def span_labels_of(label_ids: torch.Tensor, trees: List[List[Tuple[int, int]]]) -> List[List[int]]:
@@ -77,6 +87,13 @@ class HashSpanParser(HashingModel):
 
     vocab, text_field_embedder, encoder, hash_loss, beta, two_views
         As in `HashingModel` (paper: β = 0.001 for parsing).
+    code_head : `Lazy[CodeHead]`, optional (default = `None`)
+        Beyond the paper: a code-reading head (`model/code_head.py`, e.g. `{"type": "mlp", "weight": 1}`) trained on
+        the gold POS tags of the tree's preterminals (the `tags` field of `ptb_spans` with `tag_field: true`,
+        namespace `"pos_tags"`), on the first view, its cross-entropy divided as `task_loss`; built with K and the
+        tag count. A batch without tags skips it; a vocabulary without POS tags (a reader without `tag_field`) is a
+        `ConfigurationError` here. `code_head_accuracy` is reported. Config variables `CODE_HEAD` (the weight; 0: no
+        head), `CODE_HEAD_DIM`, `CODE_HEAD_FLIP`.
     span_mlp_dim : `int`, optional (default = `500`)
     label_mlp_dim : `int`, optional (default = `100`)
     mlp_dropout : `float`, optional (default = `0.33`)
@@ -92,6 +109,8 @@ class HashSpanParser(HashingModel):
 
     default_predictor = "hash_parser"
     codes_have_labels = False  # words carry no gold label here; code metrics are distinctness and bit statistics
+    word_labels_source = ("the parser's code_head reads the gold POS tags of the trees: read them with the "
+                          "'ptb_spans' reader's tag_field: true (the configs set it when CODE_HEAD > 0)")
 
     def __init__(
         self,
@@ -100,7 +119,8 @@ class HashSpanParser(HashingModel):
         encoder: Lazy[Seq2SeqEncoder],
         hash_loss: Optional[ContrastiveHashLoss] = None,
         beta: float = 0.0,
-        two_views: Optional[bool] = None,
+        two_views: bool = True,
+        code_head: Optional[Lazy[CodeHead]] = None,
         span_mlp_dim: int = 500,
         label_mlp_dim: int = 100,
         mlp_dropout: float = 0.33,
@@ -129,6 +149,7 @@ class HashSpanParser(HashingModel):
         self.label_left, self.label_right = MLP(dim, label_mlp_dim, mlp_dropout), MLP(dim, label_mlp_dim, mlp_dropout)
         self.span_attention = Biaffine(span_mlp_dim, 1, bias_x=True, bias_y=False)
         self.label_attention = Biaffine(label_mlp_dim, vocab.get_vocab_size(label_namespace))
+        self._add_code_head(code_head, POS_TAG_NAMESPACE)
         self.evalb = EvalbF1()
         initializer(self)
 
@@ -144,36 +165,42 @@ class HashSpanParser(HashingModel):
         half = dim // 2
         return torch.cat([padded[:, :-1, :half], padded[:, 1:, half:]], dim=-1)  # (batch, n+1, d)
 
-    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor):
-        """One forward pass: span scores (batch, n+1, n+1), label scores (batch, n+1, n+1, labels), ego scores."""
+    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> View:
+        """One forward pass: `SpanScores` (span (batch, n+1, n+1), label (batch, n+1, n+1, labels)) as `scores`,
+        the ego-attention scores (batch, n, K) or None as `hash_scores`."""
         encoded, scores = self.encode(tokens, mask)  # (batch, n, d), (batch, n, K)
         fence = self._fenceposts(self.dropout(encoded), mask)  # (batch, n+1, d)
         span = self.span_attention(self.span_left(fence), self.span_right(fence)).squeeze(1)  # (batch, n+1, n+1)
         label = self.label_attention(self.label_left(fence), self.label_right(fence)).permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)
-        return span, label, scores
+        return View(scores=SpanScores(span, label), hash_scores=scores)
 
-    def _task_loss(self, view: Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]], chart: torch.LongTensor,
-                   mask: torch.BoolTensor) -> torch.Tensor:
+    def _loss_divisor(self, mask: torch.BoolTensor) -> Union[int, torch.Tensor]:
+        """`task_loss`: "mean" divides by the sentences of the batch, "sum" by 1."""
+        return mask.shape[0] if self.task_loss == "mean" else 1
+
+    def _task_loss(self, view: View, chart: torch.LongTensor, mask: torch.BoolTensor) -> torch.Tensor:
         """Tree CRF loss + label cross-entropy of the gold spans of `chart` (`gold_chart`), as `task_loss` says."""
-        span, label, _ = view  # (batch, n+1, n+1), (batch, n+1, n+1, L)
+        span, label = view.scores.span, view.scores.label  # (batch, n+1, n+1), (batch, n+1, n+1, L)
         gold = chart >= 0  # (batch, n+1, n+1)
         crf = tree_crf_loss(span, gold, mask.sum(dim=-1), reduction="sum")
         labels = torch.nn.functional.cross_entropy(label[gold], chart[gold], reduction="sum")  # over gold spans
         total = crf + labels
-        return total / span.shape[0] if self.task_loss == "mean" else total
+        return total / self._loss_divisor(mask)
 
     def forward(  # type: ignore
         self,
         tokens: TextFieldTensors,
         spans: Optional[torch.LongTensor] = None,
         span_labels: Optional[torch.LongTensor] = None,
+        tags: Optional[torch.LongTensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
         **kwargs,
     ) -> Dict[str, Any]:
         """
         # Parameters
         tokens : the words; spans : `(batch, 2n-1, 2)` gold binarized spans (inclusive ends), span_labels : their
-        label ids; metadata : `words`, `pos_tags` (for the built tree), `gold_tree` (for EVALB).
+        label ids; tags : `(batch, n)` gold POS tag ids (`ptb_spans` with `tag_field: true`), read only by the
+        code-reading head; metadata : `words`, `pos_tags` (for the built tree), `gold_tree` (for EVALB).
 
         # Returns
         `span_scores`, `mask`, `spans` (per sentence, CKY's (i, j) fencepost spans), `span_label_ids`, `loss` with
@@ -185,8 +212,9 @@ class HashSpanParser(HashingModel):
         chart = None  # (batch, n+1, n+1) label ids of the gold spans, -1 elsewhere
         if spans is not None and span_labels is not None:
             chart = gold_chart(spans, span_labels, mask.shape[1])
-        view, losses = self.two_view_step(tokens, mask, chart, metadata)
-        span, label, scores = view  # (batch, n+1, n+1), (batch, n+1, n+1, L), (batch, n, K)
+        view, losses = self.two_view_step(tokens, mask, chart, metadata, word_labels=tags)
+        span, label = view.scores.span, view.scores.label  # (batch, n+1, n+1), (batch, n+1, n+1, L)
+        scores = view.hash_scores  # (batch, n, K)
         output: Dict[str, Any] = {"span_scores": span, "mask": mask, **losses}
 
         self.add_codes(output, scores, mask)

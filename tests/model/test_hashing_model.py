@@ -1,0 +1,46 @@
+"""`HashingModel`'s contract with the task models: a view is a `View` read by name, and `two_views` has one default
+(true) in Python and in the configs."""
+import inspect
+
+import torch
+from allennlp.common import Params
+from allennlp.data import Batch
+
+import bitcode_allennlp.plugin  # noqa: F401
+from bitcode_allennlp.model.hashing_model import HashingModel, View
+from bitcode_allennlp.parsing.models.hash_span_parser import HashSpanParser, SpanScores
+from bitcode_allennlp.tagging.models.hash_crf_tagger import HashCrfTagger
+from tests.conftest import CONFIGS, build
+
+
+def first_view(model, instances):
+    batch = Batch(instances[:3])
+    batch.index_instances(model.vocab)
+    tokens = batch.as_tensor_dict()["tokens"]
+    mask = tokens["tokens"]["mask"]
+    with torch.no_grad():
+        return model._view(tokens, mask), mask
+
+
+def test_views_are_read_by_name():
+    assert View._fields == ("scores", "hash_scores")
+    tagger, _, instances = build("pos_hash.jsonnet", eval_mode=True)
+    view, mask = first_view(tagger, instances)
+    assert isinstance(view, View) and view.scores.shape == mask.shape + (tagger.num_tags,)
+    assert view.hash_scores.shape == mask.shape + (tagger.num_bits,)
+    parser, _, instances = build("parse_hash.jsonnet", eval_mode=True)
+    view, mask = first_view(parser, instances)
+    n = mask.shape[1]
+    assert isinstance(view, View) and isinstance(view.scores, SpanScores)
+    assert view.scores.span.shape == (3, n + 1, n + 1) and view.scores.label.shape[:3] == (3, n + 1, n + 1)
+    assert view.hash_scores.shape == (3, n, parser.num_bits)
+
+
+def test_two_views_has_one_default():
+    """Algorithm 1 sums two task losses whatever β: the Python default is the configs' (TWO_VIEWS, true)."""
+    for model in (HashingModel, HashCrfTagger, HashSpanParser):
+        assert inspect.signature(model.__init__).parameters["two_views"].default is True, model
+    for config in ("pos_hash.jsonnet", "ner_hash.jsonnet", "parse_hash.jsonnet", "parse_hash_incremental.jsonnet"):
+        assert Params.from_file(str(CONFIGS / config))["model"]["two_views"] is True
+    for config in ("pos_code.jsonnet", "ner_code.jsonnet", "parse_code.jsonnet"):  # the validation stage: one view
+        assert Params.from_file(str(CONFIGS / config))["model"]["two_views"] is False
