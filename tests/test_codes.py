@@ -92,8 +92,8 @@ def test_round_trips(num_bits, data):
 
 def test_the_format_is_defined_once_without_torch():
     """`code_format` defines the format (digits per code, the strict parser, encode / decode) in plain Python and
-    numpy: it imports neither torch nor AllenNLP, `codes` and `bits.corpus` re-export its functions, and no other
-    module computes the number of hex digits itself."""
+    numpy: it imports neither torch nor AllenNLP, `codes` and `bits.corpus` use its functions (no copies), and no
+    other module computes the number of hex digits itself."""
     import subprocess
     import sys
     from pathlib import Path
@@ -105,12 +105,10 @@ def test_the_format_is_defined_once_without_torch():
     check = "import sys, bitcode_allennlp.common.code_format; print('torch' in sys.modules, 'allennlp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False False", out.stderr[-2000:]
-    for name in ("MAX_BITS", "check_num_bits", "num_hex_digits", "parse_hex_code", "int_to_hex", "ints_to_hex",
-                 "hex_to_int", "hex_to_bits"):
-        assert getattr(codes, name) is getattr(code_format, name)
-    for name in ("MAX_BITS", "check_num_bits", "parse_hex_code", "hex_to_uint64", "uint64_to_hex", "pack_bits",
-                 "unpack_bits"):
-        assert getattr(corpus, name) is getattr(code_format, name)
+    for module in (codes, corpus):
+        for name in ("MAX_BITS", "check_num_bits", "num_hex_digits", "parse_hex_code", "int_to_hex", "ints_to_hex",
+                     "hex_to_int", "hex_to_bits", "hex_to_uint64", "uint64_to_hex", "pack_bits", "unpack_bits"):
+            assert getattr(module, name, getattr(code_format, name)) is getattr(code_format, name), (module, name)
     root = Path(__file__).resolve().parents[1]
     computing = [str(path.relative_to(root)) for folder in ("bitcode_allennlp", "benchmarks")
                  for path in sorted((root / folder).rglob("*.py")) if "+ 3) // 4" in path.read_text()]
