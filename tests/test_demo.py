@@ -90,6 +90,27 @@ def test_demo_end_to_end_on_the_tiny_transformer(tmp_path, capsys):
         assert f"| {hit['distance']} | {hit['code']} | {hit['word']} |" in printed
     assert f"--code {search['code']} --k 10" in printed
 
+    # A second run with the same settings reuses the model, codes and index: new sentences, nothing trained
+    archive_time = (out / "model" / "model.tar.gz").stat().st_mtime_ns
+    try:
+        again = main(["--out", str(out), "--plm", "tiny-bert", "--epochs", "1", "--threads", "1",
+                      "--sentences", "Messi joins Inter Miami"])
+    finally:
+        torch.set_num_threads(threads)
+    printed = capsys.readouterr().out
+    assert "reuse the model, codes and index of an earlier run" in printed and "dev span F1" not in printed
+    assert (out / "model" / "model.tar.gz").stat().st_mtime_ns == archive_time
+    assert [p["words"] for p in again["predictions"]] == [["Messi", "joins", "Inter", "Miami"]]
+    assert again["search"]["hits"] and (out / "codes" / "dev.jsonl").is_file()
+    # other settings (or --retrain) train again
+    try:
+        main(["--out", str(out), "--plm", "tiny-bert", "--epochs", "1", "--threads", "1", "--retrain",
+              "--sentences", "Messi joins Inter Miami"])
+    finally:
+        torch.set_num_threads(threads)
+    assert "epoch  1/1  dev span F1" in capsys.readouterr().out
+    assert (out / "model" / "model.tar.gz").stat().st_mtime_ns != archive_time
+
 
 def test_query_word_prefers_a_person():
     def prediction(words, entities):

@@ -116,8 +116,19 @@ print("RESULT " + json.dumps(out))
 """
 
 
+PACKAGE_CHECK = r"""
+import json, spacy, bitcode_allennlp
+model = bitcode_allennlp.load("ner_fixture_model", threads=1)
+nlp = spacy.blank("en")
+nlp.add_pipe("bitcode_ner", config={"model": "ner_fixture_model"})
+doc = nlp("Obama visits Berlin today")
+print("RESULT " + json.dumps({"archive": model.archive, "codes": model.encode("Obama visits Berlin today").codes,
+                              "spacy": [token._.bitcode for token in doc], "task": model.task}))
+"""
+
+
 @pytest.mark.slow
-def test_a_regular_wheel_install_works_outside_the_repository(tmp_path):
+def test_a_regular_wheel_install_works_outside_the_repository(tmp_path, ner_hash_archive):
     source, dist, venv, work = tmp_path / "source", tmp_path / "dist", tmp_path / "venv", tmp_path / "work"
     source.mkdir()
     work.mkdir()
@@ -179,3 +190,15 @@ def test_a_regular_wheel_install_works_outside_the_repository(tmp_path):
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "fixtures/nope is missing; looked in the copy installed with the package" \
         in missing.stderr
+
+    # A model package (`allennlp bits package`) installs with pip and loads by name, in Python and in spaCy
+    from bitcode_allennlp.bits.package import PackageSpec, build_wheel
+
+    model_wheel = build_wheel(PackageSpec(ner_hash_archive, "ner_fixture_model", "0.1", "fixture data"), str(dist))
+    run(python, "-m", "pip", "install", "--no-index", "-q", model_wheel)
+    out = json.loads(run(python, "-c", PACKAGE_CHECK).stdout.split("RESULT ", 1)[1])
+    assert Path(out["archive"]) == new_site / "ner_fixture_model" / "model.tar.gz" and out["task"] == "ner"
+    import bitcode_allennlp
+
+    expected = bitcode_allennlp.load(ner_hash_archive).encode("Obama visits Berlin today").codes
+    assert out["codes"] == out["spacy"] == expected

@@ -8,6 +8,7 @@
     allennlp bits search DIR --code a3f00c [--k 10 | --radius 2]       nearest words (or --word W)
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
     allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
+    allennlp bits package model.tar.gz --name NAME --version V --data-licence L -o dist/   a pip-installable model
 
 Numbers are checked by argparse (`bitcode_allennlp.host.options`); every output (`--json`, `--out`, `--html`, the
 index folder) is checked, locked and written atomically (`bitcode_allennlp.host.outputs`) before the corpus is read.
@@ -25,6 +26,7 @@ from bitcode_allennlp.bits.faiss_index import FAISS_CLASSES, PARAMETERS
 from bitcode_allennlp.bits.heatmap import write_heatmap
 from bitcode_allennlp.bits.index import HammingIndex, format_hits, index_corpus, index_size_bytes, precision_at_k
 from bitcode_allennlp.bits.index_files import INDEX_FILES, INDEX_TYPES
+from bitcode_allennlp.bits.package import PackageSpec, build_wheel
 from bitcode_allennlp.bits.precision import format_precision
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
@@ -404,10 +406,38 @@ def _probe_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPars
     return probe
 
 
+def package_from_args(args: argparse.Namespace) -> str:
+    spec = PackageSpec(archive=args.archive, name=args.name, version=args.version, data_licence=args.data_licence,
+                       training_command=args.training_command, description=args.description)
+    path = build_wheel(spec, args.output_dir)
+    print(f"{path}\n  pip install {path}\n  python -c \"import bitcode_allennlp; "
+          f"print(bitcode_allennlp.load('{spec.name}'))\"")
+    return path
+
+
+def _package_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits package`: a trained archive as a pip-installable wheel, loadable by name."""
+    package = commands.add_parser("package", help="a trained model as a pip-installable wheel, loadable by name",
+                                  description="Builds OUTPUT_DIR/NAME-VERSION-py3-none-any.whl: the archive, its "
+                                  "model card (task, K, labels, PLM, dev scores, training command, data licence) "
+                                  "and an entry point, so that after `pip install` bitcode_allennlp.load(NAME) and "
+                                  "the spaCy components (config model=NAME) find it (docs/python_api.md).")
+    package.add_argument("archive", help="the trained model.tar.gz (its metrics.json beside it gives the dev scores)")
+    package.add_argument("--name", required=True, help="the package's name: lower-case letters, digits and _")
+    package.add_argument("--version", required=True, help="its version, e.g. 1.0")
+    package.add_argument("--data-licence", required=True, help="the licence of the training data, for the card")
+    package.add_argument("--training-command", default=None, help="the command that trained it, for the card")
+    package.add_argument("--description", default=None, help="one line for the card and the wheel's summary")
+    package.add_argument("-o", "--output-dir", default="dist", help="where to write the wheel")
+    package.set_defaults(func=package_from_args)
+    return package
+
+
 @Subcommand.register("bits")
 class Bits(Subcommand):
-    """`allennlp bits {stats,heatmap,diff,index,search,precision,probe}`: statistics, pictures, Hamming-space
-    search and probes over the codes of a codes corpus (see the module docstring)."""
+    """`allennlp bits {stats,heatmap,diff,index,search,precision,probe,package}`: statistics, pictures,
+    Hamming-space search and probes over the codes of a codes corpus, and model packages (see the module
+    docstring)."""
 
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = ("Read binary codes: per-bit and per-label statistics, the bit heatmap (paper Figure 4), "
@@ -418,6 +448,6 @@ class Bits(Subcommand):
         subparser.set_defaults(func=lambda args: subparser.print_help())
 
         for add in (_stats_parser, _heatmap_parser, _diff_parser, _index_parser, _search_parser, _precision_parser,
-                    _probe_parser):
+                    _probe_parser, _package_parser):
             _include_package(add(commands))
         return subparser

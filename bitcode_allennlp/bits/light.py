@@ -20,7 +20,7 @@ from typing import Any, List
 from bitcode_allennlp.host import names
 from bitcode_allennlp.host.names import LightConfigurationError
 
-LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "diff")
+LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "package", "diff")
 """`bits` sub-commands that run without AllenNLP (`diff` only with `--codes`)."""
 
 PLUGIN = "bitcode_allennlp"

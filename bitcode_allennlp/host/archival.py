@@ -244,6 +244,35 @@ def check_archive(archive_file: Union[str, os.PathLike], weights_file: Optional[
         raise ArchiveError(path, problem)
 
 
+def read_archive_config(archive_file: Union[str, os.PathLike]) -> Dict[str, Any]:
+    """
+    The training config of an archive (a `model.tar.gz`, read as a stream up to its `config.json`, or a
+    serialization folder), as a dict, after `check_archive`; `ArchiveError` naming the archive when it cannot be
+    read. Standard library only: the Python API and `allennlp bits package` read configs without AllenNLP.
+    """
+    from bitcode_allennlp.host.errors import ArchiveError
+
+    check_archive(archive_file)
+    path = os.fspath(archive_file)
+    try:
+        if os.path.isdir(path):
+            with open(os.path.join(path, CONFIG_NAME), "rb") as handle:
+                text: Optional[bytes] = handle.read()
+        else:
+            text = _archive_members(path)[0]
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
+        raise ArchiveError(path, f"not a readable model archive ({error})") from None
+    if text is None:
+        raise ArchiveError(path, f"not a model archive: no {CONFIG_NAME} inside")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        config = _jsonnet_value(text.decode("utf-8"))
+        if not isinstance(config, dict):
+            raise ArchiveError(path, f"not a model archive: its {CONFIG_NAME} is not a JSON object") from None
+        return config
+
+
 def _free_folder_name(name: str, taken: set) -> str:
     base = os.path.basename(os.path.normpath(name)) or "plm"
     folder, number = base, 1

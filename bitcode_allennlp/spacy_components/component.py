@@ -1,13 +1,13 @@
 """spaCy pipeline components that run a bitcode_allennlp archive: `bitcode_tagger`, `bitcode_ner`, `bitcode_parser`.
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("bitcode_ner", config={"archive": "runs/ner/model.tar.gz"})
+    nlp.add_pipe("bitcode_ner", config={"model": "runs/ner/model.tar.gz"})   # a path, or a model package's name
     doc = nlp("Obama visits Berlin today")
     doc.ents, [token._.bitcode for token in doc]
 
 Where this sits: the component hands each sentence's words (the pipeline's own tokens, whitespace tokens left out)
-to the archive's default predictor (`hash_tagger` / `hash_parser`, `predict_batch_json` with `{"tokens": ...}`)
-and writes back what it returns. Every component sets `Token._.bitcode` (hex) and `Token._.bits` (K 0/1 ints);
+to the model of the Python API (`bitcode_allennlp.load`: the archive's default predictor, `hash_tagger` /
+`hash_parser`, with `{"tokens": ...}`) and writes back the `Encoded` sentences it returns. Every component sets `Token._.bitcode` (hex) and `Token._.bits` (K 0/1 ints);
 `bitcode_tagger` sets `token.tag_`, `bitcode_ner` `doc.ents`, `bitcode_parser` benepar's span extensions
 (`host/extensions.py`; the tags already on the tokens, e.g. from a spaCy tagger, go into its trees).
 
@@ -20,7 +20,6 @@ component's directory and `from_disk` reads it from there, so a saved pipeline i
 Registered through the `spacy_factories` entry points in setup.py (no import needed).
 """
 import copy
-import os
 import shutil
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
@@ -36,19 +35,9 @@ from bitcode_allennlp.spacy_components.extensions import install_extensions
 ARCHIVE_FILE = "model.tar.gz"  # in the component's directory after to_disk (a serialization directory: "model")
 ARCHIVE_DIRECTORY = "model"
 TASKS = ("tagger", "ner", "parser")
-DEFAULT_CONFIG = {"archive": None, "batch_size": 32, "cuda_device": -1, "overrides": {}}
+DEFAULT_CONFIG = {"model": None, "archive": None, "batch_size": 32, "cuda_device": -1, "overrides": {}}
 
 Sentence = Tuple[int, List[int]]  # (index of the doc in the batch, doc token indices of the sentence's words)
-
-
-def load_predictor(archive: Union[str, os.PathLike], cuda_device: int = -1,
-                   overrides: Optional[Dict[str, Any]] = None):
-    """The archive's default predictor (`hash_tagger` for taggers, `hash_parser` for parsers)."""
-    import bitcode_allennlp.plugin  # noqa: F401  (registers our models, readers and predictors with AllenNLP)
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
-
-    return Predictor.from_archive(load_archive(str(archive), cuda_device=cuda_device, overrides=overrides or ""))
 
 
 class BitcodeComponent:
@@ -60,7 +49,8 @@ class BitcodeComponent:
     nlp : `Language`
     name : `str`
     archive : `str`
-        A `model.tar.gz` (or serialization directory) of a `hash_crf_tagger` (tagger, ner) or `hash_span_parser`.
+        A `model.tar.gz` (or serialization directory) of a `hash_crf_tagger` (tagger, ner) or `hash_span_parser`, or
+        the name of an installed model package (`allennlp bits package`); `model` says the same and wins.
     task : `str`
         "tagger" (`token.tag_`), "ner" (`doc.ents`; the tagger needs a `label_encoding`) or "parser" (trees).
     batch_size : `int`, optional (default = `32`)
@@ -69,31 +59,46 @@ class BitcodeComponent:
     overrides : `Dict[str, Any]`, optional (default = `None`)
         Config overrides for `load_archive`, e.g.
         `{"model.text_field_embedder.token_embedders.tokens.max_length": 256}`.
+    model : `str`, optional (default = `None`)
+        As `archive` (the name the Python API uses: `bitcode_allennlp.load(model)`).
     """
 
     def __init__(self, nlp: Language, name: str, archive: Optional[str], task: str, batch_size: int = 32,
-                 cuda_device: int = -1, overrides: Optional[Dict[str, Any]] = None) -> None:
+                 cuda_device: int = -1, overrides: Optional[Dict[str, Any]] = None, model: Optional[str] = None
+                 ) -> None:
         check_choice("task", task, TASKS, error=ValueError)
         check_range("batch_size", batch_size, 1, error=ValueError)
         self.name = name
         self.task = task
-        self.archive = archive
+        self.archive = model or archive
         self.batch_size = batch_size
         self.cuda_device = cuda_device
         self.overrides = dict(overrides or {})
-        self._predictor = None
+        self._model = None
         self._sentencizer: Optional[Sentencizer] = None
         install_extensions()
 
     @property
-    def predictor(self):
-        if self._predictor is None:
+    def model(self):
+        """The `bitcode_allennlp.api.CodeModel` of the archive, loaded on first use."""
+        if self._model is None:
+            from bitcode_allennlp.api import archive_of, load
+
             if not self.archive:
-                raise ValueError(f"{self.name}: no archive; add_pipe(..., config={{'archive': 'model.tar.gz'}})")
-            if not os.path.exists(self.archive):
-                raise FileNotFoundError(f"{self.name}: archive {self.archive!r} does not exist")
-            self._predictor = load_predictor(self.archive, self.cuda_device, self.overrides)
-        return self._predictor
+                raise ValueError(f"{self.name}: no model; add_pipe(..., config={{'model': 'model.tar.gz'}}) (a path "
+                                 "or an installed model package)")
+            try:
+                self.archive = archive_of(self.archive)
+            except FileNotFoundError as error:
+                raise FileNotFoundError(f"{self.name}: {error}") from None
+            self._model = load(self.archive, device=self.cuda_device, batch_size=self.batch_size,
+                               overrides=self.overrides)
+        return self._model
+
+    @property
+    def predictor(self):
+        """The archive's default predictor, inside `model`."""
+        return self.model.predictor
 
     def __call__(self, doc: Doc) -> Doc:
         self.set_annotations([doc], *self.predict([doc]))
@@ -104,8 +109,8 @@ class BitcodeComponent:
             self.set_annotations(docs, *self.predict(docs))
             yield from docs
 
-    def predict(self, docs: List[Doc]) -> Tuple[List[Sentence], List[Dict[str, Any]]]:
-        """The sentences of `docs` (sentence boundaries set where missing) and the predictor's output for each."""
+    def predict(self, docs: List[Doc]) -> Tuple[List[Sentence], List[Any]]:
+        """The sentences of `docs` (sentence boundaries set where missing) and the model's `Encoded` for each."""
         sentences: List[Sentence] = []
         for index, doc in enumerate(docs):
             if len(doc) == 0:
@@ -124,10 +129,7 @@ class BitcodeComponent:
                 if words:
                     sentences.append((index, words))
         inputs = [self._input(docs[index], words) for index, words in sentences]
-        outputs: List[Dict[str, Any]] = []
-        for start in range(0, len(inputs), self.batch_size):
-            outputs.extend(self.predictor.predict_batch_json(inputs[start : start + self.batch_size]))
-        return sentences, outputs
+        return sentences, self.model.encode_json(inputs) if inputs else []
 
     def _input(self, doc: Doc, words: List[int]) -> Dict[str, Any]:
         json: Dict[str, Any] = {"tokens": [doc[i].text for i in words]}
@@ -137,33 +139,34 @@ class BitcodeComponent:
                 json["pos_tags"] = tags
         return json
 
-    def set_annotations(self, docs: List[Doc], sentences: List[Sentence], outputs: List[Dict[str, Any]]) -> None:
+    def set_annotations(self, docs: List[Doc], sentences: List[Sentence], outputs: List[Any]) -> None:
         from bitcode_allennlp.structs.trees import tree_constituents  # after the predictor: nltk is loaded
 
         entities: List[List[Span]] = [[] for _ in docs]
         constituents: List[Dict[str, List]] = [{"starts": [], "ends": [], "labels": []} for _ in docs]
         for (index, words), output in zip(sentences, outputs):
             doc = docs[index]
-            if len(output["words"]) != len(words):
-                raise ValueError(f"{self.name}: the model returned {len(output['words'])} words for "
-                                 f"{len(words)} tokens")
-            for i, code, bits in zip(words, output.get("codes", ()), output.get("bits", ())):
+            if len(output.words) != len(words):
+                raise ValueError(f"{self.name}: the model returned {len(output.words)} words for {len(words)} tokens")
+            for i, code, bits in zip(words, output.codes, output.bits.tolist()):
                 extensions = doc[i]._
                 extensions.bitcode, extensions.bits = code, bits
             if self.task == "tagger":
-                for i, tag in zip(words, output["tags"]):
+                if output.tags is None:
+                    raise ValueError(f"{self.name}: {self.archive} is not a tagger")
+                for i, tag in zip(words, output.tags):
                     doc[i].tag_ = tag
             elif self.task == "ner":
-                if "entities" not in output:
+                if output.entities is None:
                     raise ValueError(f"{self.name}: {self.archive} is not a tagger with a label_encoding "
                                      "(BIOUL, BIO, ...); use 'bitcode_tagger' for tags")
                 entities[index].extend(Span(doc, words[e["start"]], words[e["end"] - 1] + 1, label=e["label"])
-                                       for e in output["entities"])
+                                       for e in output.entities)
             else:
-                if "tree_json" not in output:
+                if output.tree_json is None:
                     raise ValueError(f"{self.name}: {self.archive} is not a parser archive")
                 data = constituents[index]
-                for start, end, labels in tree_constituents(output["tree_json"]):
+                for start, end, labels in tree_constituents(output.tree_json):
                     data["starts"].append(words[start])
                     data["ends"].append(words[end - 1] + 1)
                     data["labels"].append(list(labels))
@@ -179,7 +182,9 @@ class BitcodeComponent:
         path.mkdir(parents=True, exist_ok=True)
         if not self.archive:
             raise ValueError(f"{self.name}: no archive to save")
-        source = Path(self.archive)
+        from bitcode_allennlp.api import archive_of
+
+        source = Path(archive_of(self.archive))
         target = path / (ARCHIVE_DIRECTORY if source.is_dir() else ARCHIVE_FILE)
         if target.exists() and source.resolve() == target.resolve():
             return
@@ -195,15 +200,15 @@ class BitcodeComponent:
         for name in (ARCHIVE_FILE, ARCHIVE_DIRECTORY):
             if (path / name).exists():
                 self.archive = str(path / name)
-                self._predictor = None
+                self._model = None
                 return self
         raise FileNotFoundError(f"{self.name}: no {ARCHIVE_FILE} or {ARCHIVE_DIRECTORY}/ in {path}")
 
 
 def _factory(task: str, assigns: List[str]):
-    def make(nlp: Language, name: str, archive: Optional[str], batch_size: int, cuda_device: int,
-             overrides: Dict[str, Any]) -> BitcodeComponent:
-        return BitcodeComponent(nlp, name, archive, task, batch_size, cuda_device, overrides)
+    def make(nlp: Language, name: str, model: Optional[str], archive: Optional[str], batch_size: int,
+             cuda_device: int, overrides: Dict[str, Any]) -> BitcodeComponent:
+        return BitcodeComponent(nlp, name, archive, task, batch_size, cuda_device, overrides, model)
 
     make.__name__ = f"make_bitcode_{task}"
     make.__doc__ = f"Factory of the `bitcode_{task}` component (`BitcodeComponent` with task {task!r})."

