@@ -12,6 +12,7 @@ the spaCy components give the same words, codes, tags, entities and trees. Loadi
 components only (readers, indexers, embedders, models, predictors): no AllenNLP command, no plugin of another
 package, and prints nothing (AllenNLP's INFO logs and the known library warnings are kept off the console).
 """
+import functools
 import itertools
 import os
 from dataclasses import dataclass, field
@@ -169,9 +170,7 @@ class CodeModel:
     def plm(self) -> Optional[str]:
         """The PLM the model was trained on (`model_name` of its word embedder, as given in the training config), or
         `None` (a validation-stage model reads codes)."""
-        embedders = self.config.get("model", {}).get("text_field_embedder", {}).get("token_embedders", {})
-        names = [embedder.get("model_name") for embedder in embedders.values() if isinstance(embedder, dict)]
-        return next((name for name in names if name), None)
+        return plm_name(self.config)
 
     def encode(self, texts: Union[str, Iterable[Text]], batch_size: Optional[int] = None
                ) -> Union[Encoded, List[Encoded], Iterator[Encoded]]:
@@ -218,6 +217,11 @@ def token_embedders(config: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     return {name: embedder for name, embedder in found.items() if isinstance(embedder, dict)}
 
 
+def plm_name(config: Dict[str, Any]) -> Optional[str]:
+    """The `model_name` of the model's word embedder (the PLM, as the training config gives it), or None."""
+    return next((e["model_name"] for e in token_embedders(config).values() if e.get("model_name")), None)
+
+
 def plm_package(path: str) -> Optional[Tuple[str, str]]:
     """For a folder inside an installed Python package (`.../site-packages/<module>/<sub/path>`): the package's import
     name and the path inside it; else None."""
@@ -228,6 +232,7 @@ def plm_package(path: str) -> Optional[Tuple[str, str]]:
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def distribution_of(module: str) -> str:
     """The PyPI name of the distribution that installs the import name `module` (as installed here; else `module`
     with `-` for `_`)."""

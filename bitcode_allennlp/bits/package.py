@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from bitcode_allennlp.api import frozen_plm, token_embedders
+from bitcode_allennlp.api import frozen_plm, plm_name
 from bitcode_allennlp.host.archival import read_archive_config
 from bitcode_allennlp.host.names import ConfigurationError
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs
@@ -99,7 +99,7 @@ def model_card(spec: PackageSpec, config: Dict[str, Any]) -> str:
     """The card (markdown): what the model is, its dev scores, how it was trained, the data's licence."""
     model = config.get("model", {})
     encoder = model.get("encoder", {})
-    plm = next((e.get("model_name") for e in token_embedders(config).values() if e.get("model_name")), None)
+    plm = plm_name(config)
     frozen = frozen_plm(config)
     lines = [f"# {spec.name} {spec.version}", "", spec.description or "A bitcode_allennlp model.", "",
              "| | |", "|---|---|", f"| model | `{model.get('type', '?')}` |",

@@ -232,9 +232,14 @@ def command_name(argv: List[str]) -> str:
     return " ".join(words) if words[:1] == ["bits"] else " ".join(words[:1])
 
 
+def command_label(prog: Optional[str], name: str) -> str:
+    """``<prog> <command>`` as the user typed it (``allennlp train``, ``allennlp bits search``)."""
+    return " ".join(part for part in (prog or "allennlp", name) if part)
+
+
 def report_user_error(prog: Optional[str], argv: List[str], error: BaseException) -> None:
     """Prints ``<prog> <command>: error: <message>`` and the `BITCODE_DEBUG` hint on stderr."""
-    command = " ".join(part for part in (prog or "allennlp", command_name(argv)) if part)
+    command = command_label(prog, command_name(argv))
     sys.stderr.write(f"{command}: error: {error_message(error)}\n(set BITCODE_DEBUG=1 for the full traceback)\n")
     sys.stderr.flush()
 
@@ -263,7 +268,7 @@ def option_value(argv: List[str], names: "tuple") -> Optional[str]:
 def report_interrupt(prog: Optional[str], argv: List[str]) -> None:
     """Prints one line for Ctrl-C: ``<prog> <command>: interrupted (Ctrl-C); <what its output holds>``."""
     name = command_name(argv)
-    command = " ".join(part for part in (prog or "allennlp", name) if part)
+    command = command_label(prog, name)
     options, holds = RESUMABLE.get(name, ((), ""))
     output = option_value(argv, options) if options else None
     after = (f"{output} {holds}" if output else

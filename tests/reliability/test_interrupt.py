@@ -10,21 +10,7 @@ import pytest
 
 from bitcode_allennlp.host.console import INTERRUPTED_STATUS, report_interrupt
 from tests.conftest import ROOT
-from tests.reliability.test_recover import train_command
-
-
-def default_sigint() -> None:
-    """In the child before exec: Ctrl-C's default action. A process started in the background by a shell without job
-    control (CI scripts) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def start(args, log, **env):
-    """Starts `allennlp <args>` (output to the file `log`), SIGINT at its default, and returns the process."""
-    with open(log, "w") as out:
-        return subprocess.Popen([sys.executable, "-m", "allennlp"] + [str(a) for a in args], cwd=log.parent,
-                                env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env},
-                                stdout=out, stderr=subprocess.STDOUT, preexec_fn=default_sigint)
+from tests.reliability.test_recover import default_sigint, start, train_command
 
 
 @pytest.mark.parametrize("argv, line", [

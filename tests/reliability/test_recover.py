@@ -9,6 +9,7 @@ single-threaded CPU runs of the same code, whose results the seeds fix bit for b
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,12 +57,18 @@ def train_command(serialization_dir, monkeypatch):
             "--include-package", "tests.reliability.test_recover"]
 
 
+def default_sigint() -> None:
+    """In the child before exec: Ctrl-C's default action. A process started in the background by a shell without job
+    control (CI scripts) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args, log, **env):
-    """Starts `allennlp <args>` (output to the file `log`) and returns the process."""
+    """Starts `allennlp <args>` (output to the file `log`), SIGINT at its default, and returns the process."""
     with open(log, "w") as out:
         return subprocess.Popen([sys.executable, "-m", "allennlp"] + [str(a) for a in args], cwd=log.parent,
                                 env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env},
-                                stdout=out, stderr=subprocess.STDOUT)
+                                stdout=out, stderr=subprocess.STDOUT, preexec_fn=default_sigint)
 
 
 def trained_batches(run):
