@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from bitcode_allennlp.common.code_format import hex_to_int
+from bitcode_allennlp.common.code_table import code_table, entity_labels
 
 MODELS_ENTRY_POINTS = "bitcode_allennlp.models"
 """The entry-point group of installed model packages (`allennlp bits package`): name -> a module whose `ARCHIVE` is
@@ -80,30 +81,13 @@ class Encoded:
         return ((ints >> shifts) & np.uint64(1)).astype(np.uint8)  # (words, K)
 
     def entity_labels(self) -> List[str]:
-        """Per word, the label of the entity it is in, or "" (for `to_table`)."""
-        labels = [""] * len(self.words)
-        for entity in self.entities or []:
-            for position in range(entity["start"], entity["end"]):
-                labels[position] = entity["label"]
-        return labels
+        """Per word, the label of the entity it is in, or ""."""
+        return entity_labels(len(self.words), self.entities or [])
 
     def to_table(self) -> str:
-        """The words with their tag, entity and code, aligned in columns (one row per word)."""
-        columns = {"word": self.words}
-        if self.tags is not None:
-            columns["tag"] = self.tags
-        if self.entities is not None:
-            columns["entity"] = self.entity_labels()
-        if self.num_bits:
-            columns["code"] = self.codes
-            columns["bits"] = ["".join(map(str, row)) for row in self.bits.tolist()]
-        widths = {name: max([len(name)] + [len(value) for value in values]) for name, values in columns.items()}
-        lines = ["  ".join(name.ljust(widths[name]) for name in columns).rstrip()]
-        for row in zip(*columns.values()):
-            lines.append("  ".join(value.ljust(widths[name]) for name, value in zip(columns, row)).rstrip())
-        if self.tree is not None:
-            lines.append(self.tree)
-        return "\n".join(lines)
+        """The words with their tag, entity, code and bits, aligned in columns (one row per word; the tree last):
+        `allennlp bits table` prints the same from `allennlp predict` output."""
+        return code_table(self.to_dict())
 
     def to_dict(self) -> Dict[str, Any]:
         """What `allennlp predict` writes for the sentence (`words`, `codes`, `bits`, and the task's keys)."""

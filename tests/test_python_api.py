@@ -74,6 +74,18 @@ def test_the_table_aligns_words_tags_entities_and_codes(ner_model):
     assert len(starts) == 1  # the code column is aligned
 
 
+def test_allennlp_bits_table_prints_the_same_table_from_predict_output(ner_model, ner_hash_archive, tmp_path):
+    inputs = tmp_path / "input.jsonl"
+    inputs.write_text('{"sentence": "Obama visits Berlin today"}\n{"sentence": "Rain in Leeds"}\n')
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    printed = subprocess.run(["allennlp", "predict", str(ner_hash_archive), str(inputs)], env=env,
+                             capture_output=True, text=True, check=True).stdout  # "prediction: {...}" lines
+    table = subprocess.run(["allennlp", "bits", "table", "-"], input=printed, env=env, capture_output=True,
+                           text=True, check=True).stdout
+    expected = [e.to_table() for e in ner_model.encode(["Obama visits Berlin today", "Rain in Leeds"])]
+    assert table == "\n\n".join(expected) + "\n"
+
+
 def test_a_parser_gives_trees(parse_hash_archive):
     parser = bitcode_allennlp.load(parse_hash_archive)
     assert parser.task == "parser" and parser.num_bits is not None

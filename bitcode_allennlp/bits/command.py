@@ -8,6 +8,7 @@
     allennlp bits search DIR --code a3f00c [--k 10 | --radius 2]       nearest words (or --word W)
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
     allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
+    allennlp bits table PREDICTIONS.jsonl                            aligned words, tags, codes of `allennlp predict` output
     allennlp bits package model.tar.gz --name NAME --version V --data-licence L -o dist/   a pip-installable model
 
 Numbers are checked by argparse (`bitcode_allennlp.host.options`); every output (`--json`, `--out`, `--html`, the
@@ -30,6 +31,7 @@ from bitcode_allennlp.bits.package import PackageSpec, build_wheel
 from bitcode_allennlp.bits.precision import format_precision
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
+from bitcode_allennlp.bits.table import prediction_tables
 from bitcode_allennlp.common.code_format import int_to_hex
 from bitcode_allennlp.host import options
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs, write_text
@@ -406,6 +408,23 @@ def _probe_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPars
     return probe
 
 
+def table_from_args(args: argparse.Namespace) -> str:
+    text = "\n\n".join(prediction_tables(args.predictions))
+    print(text)
+    return text
+
+
+def _table_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits table`: the aligned table of each sentence of `allennlp predict` output."""
+    table = commands.add_parser("table", help="aligned words, tags, entities and codes of 'allennlp predict' output",
+                                description="One aligned table per sentence (word, tag, entity, code, bits), as "
+                                "the Python API's Encoded.to_table() prints it.")
+    table.add_argument("predictions", help="the --output-file of 'allennlp predict', or what it printed; - reads "
+                       "standard input")
+    table.set_defaults(func=table_from_args)
+    return table
+
+
 def package_from_args(args: argparse.Namespace) -> str:
     spec = PackageSpec(archive=args.archive, name=args.name, version=args.version, data_licence=args.data_licence,
                        training_command=args.training_command, description=args.description)
@@ -435,7 +454,7 @@ def _package_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
 
 @Subcommand.register("bits")
 class Bits(Subcommand):
-    """`allennlp bits {stats,heatmap,diff,index,search,precision,probe,package}`: statistics, pictures,
+    """`allennlp bits {stats,heatmap,diff,index,search,precision,probe,table,package}`: statistics, pictures,
     Hamming-space search and probes over the codes of a codes corpus, and model packages (see the module
     docstring)."""
 
@@ -448,6 +467,6 @@ class Bits(Subcommand):
         subparser.set_defaults(func=lambda args: subparser.print_help())
 
         for add in (_stats_parser, _heatmap_parser, _diff_parser, _index_parser, _search_parser, _precision_parser,
-                    _probe_parser, _package_parser):
+                    _probe_parser, _table_parser, _package_parser):
             _include_package(add(commands))
         return subparser

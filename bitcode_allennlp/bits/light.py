@@ -1,7 +1,7 @@
 """`allennlp bits ...` without AllenNLP: the light process that answers `allennlp bits search` in about a second.
 
 Through AllenNLP, every `allennlp` command first imports torch, transformers, spaCy and all of AllenNLP and its
-plugins (7-9 s), and `bits stats | heatmap | index | search | precision | probe` and `bits diff --codes` need none
+plugins (7-9 s), and `bits stats | heatmap | index | search | precision | probe | table | package` and `bits diff --codes` need none
 of it. When the `allennlp` command starts with one of these (`is_light`), `start_light_bits` (an extension run just
 before the `allennlp` package's code, after `host.console.start_cli`) calls `run_bits` before AllenNLP is imported: it builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)"
 help), runs the sub-command, prints a user error as `allennlp bits <command>: error: <message>` (exit status 1, as
@@ -20,7 +20,7 @@ from typing import Any, List
 from bitcode_allennlp.host import names
 from bitcode_allennlp.host.names import LightConfigurationError
 
-LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "package", "diff")
+LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "table", "package", "diff")
 """`bits` sub-commands that run without AllenNLP (`diff` only with `--codes`)."""
 
 PLUGIN = "bitcode_allennlp"
