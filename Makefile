@@ -5,7 +5,7 @@ PYTHON ?= python
 TORCH ?= torch==2.13.0
 PIP = $(PYTHON) -m pip
 
-.PHONY: install test fixtures demo experiment reproduce-small reproduce
+.PHONY: install test fixtures demo demo-pages experiment reproduce-small reproduce
 
 TASK ?= ner
 
@@ -29,6 +29,12 @@ fixtures:
 #   make demo ARGS="--threads 1 --sentences 'Messi joins Inter Miami'"
 demo:
 	$(PYTHON) -m bitcode_allennlp.demo $(ARGS)
+
+# The pages that show the demo's output (README, docs/results.md, reading_codes.md, predictors_spacy.md,
+# python_api.md), from one run kept in docs/demo_output/: runs the demo again (retrains runs/demo/, about 8 minutes)
+# and rewrites them (docs/demo_pages.py; `python docs/demo_pages.py` alone rewrites them from the kept run).
+demo-pages:
+	$(PYTHON) docs/demo_pages.py --run
 
 # The whole experiment (hashing stage → hash-corpus → validation stage → both scored), on the fixtures by default:
 #   make experiment TASK=pos ARGS="--plm minilm --train ... --dev ... --set EPOCHS=2"
