@@ -73,7 +73,8 @@ setup(
     packages=find_packages(include=["bitcode_allennlp", "bitcode_allennlp.*"]),
     python_requires=">=3.9",
     install_requires=install_requires,
-    extras_require={"test": ["pytest>=7", "hypothesis>=6"]},
+    extras_require={"test": ["pytest>=7", "hypothesis>=6", "selenium>=4.10"]},  # selenium: the explorer's browser tests
+    package_data={"bitcode_allennlp.bits": ["explorer/*.html", "explorer/*.js", "explorer/*.css"]},
     entry_points={
         "spacy_factories": [
             f"bitcode_{task} = bitcode_allennlp.spacy_components.component:make_bitcode_{task}"

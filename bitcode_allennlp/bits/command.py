@@ -8,6 +8,7 @@
     allennlp bits search DIR --code a3f00c [--k 10 | --radius 2]       nearest words (or --word W)
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
     allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
+    allennlp bits explore CODES.jsonl --out DIR [--archive A --serve]   the code explorer in the browser
     allennlp bits table PREDICTIONS.jsonl                            aligned words, tags, codes of `allennlp predict` output
     allennlp bits package model.tar.gz --name NAME --version V --data-licence L -o dist/   a pip-installable model
 
@@ -408,6 +409,47 @@ def _probe_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPars
     return probe
 
 
+def explore_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    from bitcode_allennlp.bits.explore import EXPLORER_FILES, build_explorer, check_index
+
+    if args.serve and not args.archive:
+        raise ConfigurationError("--serve needs --archive: the model that encodes what is typed into the page")
+    with guarded_outputs([(args.out, "--out", "the explorer's folder")], [Input(args.codes_file, "the codes corpus")],
+                         folder=True, members=EXPLORER_FILES):
+        meta = build_explorer(args.codes_file, args.out, archive=args.archive, max_sentences=args.max_sentences)
+    if args.index:
+        check_index(args.index, meta)
+    page = Path(args.out).resolve() / "index.html"
+    print(f"the explorer of {args.codes_file} ({meta['sentences']:,} sentences, {meta['words']:,} words, K = "
+          f"{meta['num_bits']}): {args.out}/; open {page.as_uri()} in a browser" +
+          ("" if args.serve else ", or add --archive model.tar.gz --serve to type sentences into it"))
+    if args.serve:
+        from bitcode_allennlp.bits.explore_server import serve
+
+        serve(args.out, args.archive, args.port, args.threads)
+    return meta
+
+
+def _explore_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """`allennlp bits explore`: the code explorer for the browser."""
+    explore = commands.add_parser("explore", help="a code explorer in the browser (corpus, word, bit, code, diff, "
+                                  "tree views)", description="Writes a self-contained explorer of a codes corpus "
+                                  "(HTML, JS and data shards; opens from file://, no network); --serve also serves "
+                                  "it on localhost with the archive behind it, so typed sentences get their codes.")
+    explore.add_argument("codes_file", help="a codes corpus (allennlp hash-corpus output)")
+    explore.add_argument("--out", required=True, help="the explorer's folder (its data/ is replaced)")
+    explore.add_argument("--index", default=None, help="the 'allennlp bits index' folder of the same corpus (checked "
+                         "to hold it: the page's neighbours are that index's exact answers)")
+    explore.add_argument("--archive", default=None, help="the model.tar.gz that made the codes (for --serve)")
+    explore.add_argument("--serve", action="store_true", help="serve the explorer on localhost with the archive")
+    explore.add_argument("--port", type=options.non_negative_int, default=8000, help="--serve's port (0: any free)")
+    explore.add_argument("--threads", type=options.positive_int, default=None, help="torch threads for --serve")
+    explore.add_argument("--max-sentences", type=options.positive_int, default=None,
+                         help="read at most this many sentences")
+    explore.set_defaults(func=explore_from_args)
+    return explore
+
+
 def table_from_args(args: argparse.Namespace) -> str:
     text = "\n\n".join(prediction_tables(args.predictions))
     print(text)
@@ -454,7 +496,7 @@ def _package_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
 
 @Subcommand.register("bits")
 class Bits(Subcommand):
-    """`allennlp bits {stats,heatmap,diff,index,search,precision,probe,table,package}`: statistics, pictures,
+    """`allennlp bits {stats,heatmap,diff,index,search,precision,probe,explore,table,package}`: statistics, pictures,
     Hamming-space search and probes over the codes of a codes corpus, and model packages (see the module
     docstring)."""
 
@@ -467,6 +509,6 @@ class Bits(Subcommand):
         subparser.set_defaults(func=lambda args: subparser.print_help())
 
         for add in (_stats_parser, _heatmap_parser, _diff_parser, _index_parser, _search_parser, _precision_parser,
-                    _probe_parser, _table_parser, _package_parser):
+                    _probe_parser, _explore_parser, _table_parser, _package_parser):
             _include_package(add(commands))
         return subparser

@@ -20,8 +20,8 @@ from typing import Any, List
 from bitcode_allennlp.host import names
 from bitcode_allennlp.host.names import LightConfigurationError
 
-LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "table", "package", "diff")
-"""`bits` sub-commands that run without AllenNLP (`diff` only with `--codes`)."""
+LIGHT_COMMANDS = ("stats", "heatmap", "index", "search", "precision", "probe", "explore", "table", "package", "diff")
+"""`bits` sub-commands that run without AllenNLP (`diff` only with `--codes`, `explore` only without `--serve`)."""
 
 PLUGIN = "bitcode_allennlp"
 
@@ -54,6 +54,8 @@ def is_light(args: List[str]) -> bool:
         return True  # `allennlp bits`, `allennlp bits --help`: the help text
     if words[0] == "diff":
         return any(arg == "--codes" or arg.startswith("--codes=") for arg in args)
+    if words[0] == "explore":
+        return "--serve" not in args
     return words[0] in LIGHT_COMMANDS
 
 

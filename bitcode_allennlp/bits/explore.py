@@ -1,0 +1,128 @@
+"""`allennlp bits explore CODES.jsonl --out DIR`: a static code explorer for the browser (HTML, JS, data shards).
+
+Where this sits: it reads a codes corpus (`allennlp hash-corpus` output, `bits/corpus.py`) and writes a folder that
+opens from `file://` with no server, no network and no third-party JS (`bits/explorer/`: `index.html`, `explorer.js`,
+`explorer.css`, copied as they are). The data goes in shards the page loads on demand with `<script>` tags (a
+browser does not `fetch` from `file://`), each calling `BitcodeData.put(name, value)`:
+
+* `data/meta.js` -- K, sizes, label views and their label names and counts, and per view the count of words of each
+  label with bit i = 1 (the bit view and the paper's Figure 4: P(bit i = 1 | label) = ones / count);
+* `data/sentences/N.js` -- sentences `N * shard_size ...`: words, hex codes, tags or tree, source;
+* `data/entries.js` -- one entry per word in corpus order, as base64 little-endian columns: the code's high and low
+  32 bits, the word id (into `vocabulary`), each view's label id, and each sentence's first entry. The page scans
+  these for filters, a word's occurrences, a code's words and the Hamming neighbours of a code, which are the
+  top k entries by (distance, entry index): the same as `allennlp bits search` (its flat index) on this corpus.
+
+`--serve` (`serve`) serves the folder on localhost and answers `POST /api/encode` (sentences through the archive by
+`bitcode_allennlp.load`, the code path of `allennlp predict`) and `POST /api/diff` (`bits.diff.diff_codes`), so a
+typed sentence gets its codes, and two typed sentences their aligned diff.
+"""
+import base64
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from bitcode_allennlp.bits.corpus import CodesCorpus, read_codes_corpus
+from bitcode_allennlp.common.code_format import num_hex_digits, unpack_bits
+from bitcode_allennlp.host.errors import DataFormatError
+
+ASSETS = Path(__file__).with_name("explorer")
+ASSET_FILES = ("index.html", "explorer.js", "explorer.css")
+EXPLORER_FILES = (*ASSET_FILES, "data/*")
+"""What the explorer writes into its folder (an input among them is refused)."""
+SHARD_SENTENCES = 200
+"""Sentences per `data/sentences/N.js` shard (a corpus page shows at most this many)."""
+
+
+def _b64(array: np.ndarray, dtype: str) -> str:
+    return base64.b64encode(np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode()
+
+
+def _script(name: str, value: Any) -> str:
+    return f"BitcodeData.put({json.dumps(name)}, {json.dumps(value, ensure_ascii=False, separators=(',', ':'))});\n"
+
+
+def _records(path: str, count: int) -> List[Dict[str, Any]]:
+    """The first `count` non-blank lines of the codes corpus as the page shows them (read and checked already)."""
+    records = []
+    with open(path, encoding="utf-8") as file:
+        for number, text in enumerate(file, start=1):
+            if not text.strip():
+                continue
+            if len(records) == count:
+                break
+            line = json.loads(text)
+            record = {"w": line.get("words", line["codes"]), "c": line["codes"], "n": number}
+            for key in ("tags", "tree", "source"):
+                if key in line:
+                    record[key[0] if key != "tree" else "tree"] = line[key]
+            records.append(record)
+    return records
+
+
+def label_bit_counts(corpus: CodesCorpus, bits: np.ndarray) -> Dict[str, Dict[str, Any]]:
+    """Per label view: label names, words per label, and words per label with bit i = 1 (labels, K)."""
+    views = {}
+    for view, column in corpus.labels.items():
+        ids = np.asarray(column.ids, dtype=np.int64)  # (n,)
+        counts = np.bincount(ids, minlength=len(column.names))  # (labels,)
+        ones = np.zeros((len(column.names), corpus.num_bits), dtype=np.int64)  # (labels, K)
+        np.add.at(ones, ids, bits)
+        views[view] = {"labels": column.names, "counts": counts.tolist(), "ones": ones.tolist()}
+    return views
+
+
+def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
+                   max_sentences: Optional[int] = None) -> Dict[str, Any]:
+    """Writes the explorer of `codes_path` into `out` (see the module docstring); returns its `meta`."""
+    corpus = read_codes_corpus(codes_path, max_sentences=max_sentences)
+    out_dir = Path(out)
+    data = out_dir / "data"
+    if data.exists():
+        shutil.rmtree(data)
+    (data / "sentences").mkdir(parents=True)
+    for name in ASSET_FILES:
+        shutil.copyfile(ASSETS / name, out_dir / name)
+    bits = unpack_bits(corpus.codes, corpus.num_bits)  # (n, K) uint8
+    words = [corpus.word(i) for i in range(len(corpus))]
+    vocabulary, word_ids = np.unique(np.asarray(words, dtype=object).astype(str), return_inverse=True)  # (V,), (n,)
+    records = _records(codes_path, len(corpus.sentences))
+    lengths = np.array([len(sentence["words"]) for sentence in corpus.sentences], dtype=np.int64)  # (sentences,)
+    starts = np.concatenate([[0], np.cumsum(lengths)])  # (sentences + 1,)
+    shards = (len(records) + SHARD_SENTENCES - 1) // SHARD_SENTENCES
+    for shard in range(shards):
+        chunk = records[shard * SHARD_SENTENCES:(shard + 1) * SHARD_SENTENCES]
+        (data / "sentences" / f"{shard}.js").write_text(_script(f"sentences/{shard}", chunk), encoding="utf-8")
+    entries = {
+        "hi": _b64((corpus.codes >> np.uint64(32)).astype(np.uint32), "u4"),  # (n,)
+        "lo": _b64((corpus.codes & np.uint64(0xFFFFFFFF)).astype(np.uint32), "u4"),  # (n,)
+        "word": _b64(word_ids.astype(np.uint32), "u4"),  # (n,)
+        "labels": {view: _b64(np.asarray(column.ids, dtype=np.uint16), "u2") for view, column in corpus.labels.items()},
+        "starts": _b64(starts.astype(np.uint32), "u4"),  # (sentences + 1,)
+        "vocabulary": [str(word) for word in vocabulary],
+    }
+    (data / "entries.js").write_text(_script("entries", entries), encoding="utf-8")
+    has_trees = any("tree" in record for record in records)
+    meta = {
+        "corpus": str(codes_path), "archive": archive, "num_bits": corpus.num_bits,
+        "hex_digits": num_hex_digits(corpus.num_bits), "sentences": len(records), "words": len(corpus),
+        "distinct_codes": int(np.unique(corpus.codes).shape[0]), "vocabulary": int(len(vocabulary)),
+        "shard_sentences": SHARD_SENTENCES, "shards": shards,
+        "task": "parser" if has_trees else ("tags" if corpus.labels else "codes"),
+        "views": label_bit_counts(corpus, bits), "bit_ones": bits.sum(axis=0).tolist(),
+    }
+    (data / "meta.js").write_text(_script("meta", meta), encoding="utf-8")
+    return meta
+
+
+def check_index(index_dir: str, meta: Dict[str, Any]) -> None:
+    """`--index`: the index must hold this corpus (same entries and K), so the page's neighbours are its answers."""
+    from bitcode_allennlp.bits.index import HammingIndex
+
+    index = HammingIndex.load(index_dir)
+    if len(index) != meta["words"] or index.num_bits != meta["num_bits"]:
+        raise DataFormatError(index_dir, None, f"the index holds {len(index):,} entries of K = {index.num_bits}, the "
+                              f"codes corpus {meta['words']:,} of K = {meta['num_bits']}: not the index of this corpus")
