@@ -18,7 +18,8 @@ search, each step the `allennlp` command a user would type (printed as it runs).
 3. `allennlp hash-corpus` of the train and dev samples → OUT/codes/{train,dev}.jsonl (MiniLM's vectors come from
    the cache), for `allennlp bits` (docs/reading_codes.md).
 4. `allennlp bits index` of those codes → OUT/index, and `allennlp bits search` for the dev words nearest to the
-   code of the first word of the first person predicted in step 2 (else of the first entity, else the first word).
+   code of the first word of the first person predicted in step 2 (else of the first entity, else the first word);
+   then `allennlp bits explore` of the dev codes → OUT/explorer/index.html, the code explorer for a browser.
 
 All steps run in this one process (one start-up), quietly: each step's output goes to OUT/logs/STEP.log (the
 training's full log is OUT/model/out.log). A later run with the same training settings (`OUT/demo.json`: PLM,
@@ -55,7 +56,8 @@ SETTINGS = {"FREEZE_PLM": "true", "HEAD_LR": "2e-3", "CODE_HEAD": "1", "TRAINING
 """The demo's training variables beside the data, PLM and epochs; `--set` changes them."""
 FIXED = ("READER", "TOKEN_POLICY", "TRAIN_DATA", "DEV_DATA", "PLM", "EPOCHS")
 """Variables the demo sets itself (`--plm`, `--epochs`), not through `--set`."""
-OUTPUTS = ("model", "logs", "codes", "index", "examples.jsonl", "predictions.jsonl", "search.json", "demo.json")
+OUTPUTS = ("model", "logs", "codes", "index", "explorer", "examples.jsonl", "predictions.jsonl", "search.json",
+           "demo.json")
 """What a run writes under OUT, removed before the next run."""
 METRIC = "f1-measure-overall"
 
@@ -241,6 +243,15 @@ class Demo:
         hits = json.loads((self.out / "search.json").read_text(encoding="utf-8"))["hits"]
         return {"word": word, "code": code, "hits": hits}
 
+    def explore(self, codes: Path) -> Path:
+        """`allennlp bits explore` of the dev codes: the code explorer, a folder that opens in a browser."""
+        explorer = self.out / "explorer"
+        self.say("\nThe code explorer of the dev codes (corpus, word, bit, code and diff views in a browser):")
+        self.allennlp("bits_explore", ["bits", "explore", codes, "--out", explorer, "--index", self.out / "index"])
+        self.say(f"  open {(explorer / 'index.html').resolve().as_uri()} in a browser; to type sentences into it: "
+                 f"add --archive {shown(self.out / 'model' / 'model.tar.gz')} --serve")
+        return explorer
+
     def settings(self) -> Dict[str, Any]:
         """What the trained model depends on: a later run with the same settings reuses it (`OUT/demo.json`)."""
         return {"plm": plm_directory(self.plm), "epochs": self.epochs, "variables": self.variables}
@@ -270,6 +281,7 @@ class Demo:
         else:
             codes = self.codes(archive)
         search = self.search(codes, predictions, index_again=not reuse)
+        explorer = self.explore(codes)
         (self.out / "demo.json").write_text(json.dumps(self.settings(), indent=1) + "\n", encoding="utf-8")
         seconds = time.time() - self.start
         self.say(f"\ndone in {seconds:.0f} s. The model: {shown(archive)}; logs: {shown(self.out / 'logs')}. Next: "
@@ -278,7 +290,7 @@ class Demo:
                  f"  print(model.encode('Messi joins Inter Miami').to_table())")
         metrics = json.loads((self.out / "model" / "metrics.json").read_text())
         return {"archive": str(archive), "dev_f1": metrics[f"best_validation_{METRIC}"], "predictions": predictions,
-                "codes": str(codes), "search": search, "seconds": seconds}
+                "codes": str(codes), "search": search, "explorer": str(explorer), "seconds": seconds}
 
 
 def positive(value: str) -> bool:

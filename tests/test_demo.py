@@ -89,6 +89,10 @@ def test_demo_end_to_end_on_the_tiny_transformer(tmp_path, capsys):
         assert (hit["word"], hit["code"]) in dev_pairs
         assert f"| {hit['distance']} | {hit['code']} | {hit['word']} |" in printed
     assert f"--code {search['code']} --k 10" in printed
+    # the explorer of the dev codes, and how to open it
+    explorer = out / "explorer"
+    assert result["explorer"] == str(explorer) and (explorer / "data" / "meta.js").is_file()
+    assert f"open {(explorer / 'index.html').resolve().as_uri()} in a browser" in printed
 
     # A second run with the same settings reuses the model, codes and index: new sentences, nothing trained
     archive_time = (out / "model" / "model.tar.gz").stat().st_mtime_ns

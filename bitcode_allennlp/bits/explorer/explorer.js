@@ -36,6 +36,7 @@ window.BitcodeData = (function () {
 const PAGE = 20; // sentences per corpus page
 const K_NEIGHBOURS = 10;
 let META = null, ENTRIES = null, SERVE = null;
+let ROUTES = 0, RENDERS = 0; // the latest route asked for; renders finished (main's data-ready, for tests)
 
 // ------------------------------------------------------------------------------------------ small helpers
 function el(tag, attrs, ...children) {
@@ -524,20 +525,21 @@ async function typeView(q) {
 
 // ------------------------------------------------------------------------------------------ start
 async function render() {
-  const route = parseRoute();
+  const route = parseRoute(), mine = ++ROUTES;
   const main = document.getElementById("view");
   document.querySelectorAll("nav a").forEach((a) => a.classList.toggle("active", a.dataset.view === route.view));
   const views = { corpus: () => corpusView(route.q), word: () => wordView(route.arg || "", route.q), code: () => codeView(route.arg || ""),
     bits: () => bitsView(route.q), diff: () => diffView(route.q), trees: () => treesView(route.q), type: () => typeView(route.q) };
   try {
     const nodes = await (views[route.view] || views.corpus)();
+    if (mine !== ROUTES) return; // a later route is rendering
     main.replaceChildren(...nodes);
-    main.dataset.view = route.view;
-    main.dataset.ready = String(Date.now());
+    main.dataset.view = views[route.view] ? route.view : "corpus";
   } catch (error) {
+    if (mine !== ROUTES) return;
     main.replaceChildren(el("p", { class: "error" }, String(error.message || error)));
-    main.dataset.ready = String(Date.now());
   }
+  main.dataset.ready = String(++RENDERS);
 }
 async function start() {
   META = await BitcodeData.load("meta");
@@ -551,4 +553,8 @@ async function start() {
   window.addEventListener("hashchange", render);
   await render();
 }
-start();
+start().catch((error) => {
+  const main = document.getElementById("view");
+  main.replaceChildren(el("p", { class: "error" }, "cannot open the explorer's data: " + (error.message || error)));
+  main.dataset.ready = String(++RENDERS);
+});
