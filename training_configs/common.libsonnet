@@ -16,12 +16,17 @@ local env = import 'env.libsonnet';
   // FREEZE_PLM=true (budget runs, benchmarks/reproduce.py): the PLM frozen and its word vectors cached per sentence,
   // dropout PLM_DROPOUT on them; only the hash layer and the task head train. The paper fine-tunes the PLM.
   // PLM_LAYER: `last` (default), a layer number (0 = embeddings, negative from the top) or `mix` (scalar mix).
+  // MASK_PROB (fine-tuned PLM, training only): each word piece → the mask token with this probability (Wang &
+  // Utiyama 2024, beyond the 24-bit paper).
   embedder(plm):: {
     token_embedders: {
-      tokens: if env.bool("FREEZE_PLM", false) then
+      tokens: if env.bool("FREEZE_PLM", false) && env.num("MASK_PROB", 0) > 0 then
+        error "MASK_PROB masks the pieces a fine-tuned PLM reads: not with FREEZE_PLM (its word vectors are cached)"
+      else if env.bool("FREEZE_PLM", false) then
         { type: "frozen_plm_words", model_name: plm, max_length: $.max_length, layer: env.str("PLM_LAYER", "last"), dropout: env.num("PLM_DROPOUT", 0.1) }
       else
-        { type: "plm_words", model_name: plm, max_length: $.max_length, layer: env.str("PLM_LAYER", "last"), train_parameters: true },
+        { type: "plm_words", model_name: plm, max_length: $.max_length, layer: env.str("PLM_LAYER", "last"), train_parameters: true,
+          mask_probability: env.num("MASK_PROB", 0) },
     },
   },
   // The embedder's own fresh parameters (the empty-word vector, PLM_LAYER=mix's weights): in the HEAD_LR group.
@@ -47,6 +52,9 @@ local env = import 'env.libsonnet';
     causal: env.bool("CAUSAL", causal),
     // RESIDUAL=false: no residual around the attention, the literal Eq. 8 (study option; the default keeps it).
     residual: env.bool("RESIDUAL", true),
+    // QK_ONLY=true: only the query and key projections, for the codes; the task head reads the PLM's vectors
+    // (the authors' later paper, Wang & Utiyama 2024).
+    qk_only: env.bool("QK_ONLY", false),
   },
   // Taggers (hash_crf_tagger, both stages): TRAINING_METRICS=false skips Viterbi decoding in training forwards, so
   // no training accuracy / span F1 is reported; dev metrics are exact either way (eval mode always decodes).
@@ -70,6 +78,9 @@ local env = import 'env.libsonnet';
     // differs from the hashing model by the hash loss alone (the models' own default, two_views: true);
     // TWO_VIEWS=false trains a one-view baseline.
     two_views: env.bool("TWO_VIEWS", true),
+    // VIEWS: the two views as two passes (sequential), one pass over the batch stacked twice (batched), or one PLM
+    // pass and two hash-layer passes (hash_layer, beyond the paper).
+    views: env.str("VIEWS", "sequential"),
     hash_loss: {
       temperature: env.num("TAU", 0.1),
       similarity: env.str("SIMILARITY", "cos_sign"),

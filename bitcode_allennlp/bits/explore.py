@@ -37,6 +37,14 @@ SHARD_SENTENCES = 200
 """Sentences per `data/sentences/N.js` shard (a corpus page shows at most this many)."""
 
 
+def _shown(path: str) -> str:
+    """`path` relative to the working directory when it is below it (as a user typed it), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _b64(array: np.ndarray, dtype: str) -> str:
     return base64.b64encode(np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode()
 
@@ -107,7 +115,7 @@ def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
     (data / "entries.js").write_text(_script("entries", entries), encoding="utf-8")
     has_trees = any("tree" in record for record in records)
     meta = {
-        "corpus": str(codes_path), "archive": archive, "num_bits": corpus.num_bits,
+        "corpus": _shown(codes_path), "archive": archive and _shown(archive), "num_bits": corpus.num_bits,
         "hex_digits": num_hex_digits(corpus.num_bits), "sentences": len(records), "words": len(corpus),
         "distinct_codes": int(np.unique(corpus.codes).shape[0]), "vocabulary": int(len(vocabulary)),
         "shard_sentences": SHARD_SENTENCES, "shards": shards,

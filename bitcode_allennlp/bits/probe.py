@@ -31,6 +31,15 @@ words first, then the label's name (`LabelColumn` order).
 
 `seen`: the share of dev words whose word string (`word`), and whose code (`code`), occurs in train.
 
+**Hash metric on dev** (`hash_metric`, the "HashMetric" triple of torchglyph, the authors' training library, as the
+training metric `code_metrics`), over the dev words and their dev labels of the view (labels absent from train
+included), with the C(m, 2) unordered pairs of distinct word occurrences: `same_label_same_code` = (pairs with the
+same label and the same code) / (pairs with the same label), `diff_label_diff_code` = (pairs with different labels
+and different codes) / (pairs with different labels), `codes_per_label` = distinct codes / distinct labels; 0.0
+where the denominator is 0. Pairs are counted exactly from the (code, label) count table, none is enumerated.
+(`allennlp bits stats`' `codes_per_label` differs: a mean over labels of each label's codes, a shared code counts
+once per label.)
+
 **Code geometry on train** (descriptive, from the train corpus alone):
 
 * `distance.same_word`: for each word type (exact string) with n >= 2 occurrences, the mean Hamming distance over
@@ -56,6 +65,7 @@ import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus
 from bitcode_allennlp.bits.hamming import hamming_distances
+from bitcode_allennlp.bits.stats import pairs
 from bitcode_allennlp.common.code_format import unpack_bits
 
 logger = logging.getLogger(__name__)
@@ -297,6 +307,24 @@ def word_strings(corpus: CodesCorpus) -> np.ndarray:
     return np.array([word for sentence in corpus.sentences for word in sentence["words"]], dtype=str)  # (n,)
 
 
+def hash_metric(codes: np.ndarray, labels: np.ndarray) -> Dict[str, float]:
+    """`{"same_label_same_code", "diff_label_diff_code", "codes_per_label"}` of the words with `codes` (n,) and
+    `labels` (n,) (module docstring): with n(c, l) the words of code c and label l, same label = sum_l C(n_l, 2),
+    same code = sum_c C(n_c, 2), both = sum_(c,l) C(n(c,l), 2), different label and code = C(n, 2) - same label -
+    same code + both."""
+    codes, labels = np.asarray(codes).reshape(-1), np.asarray(labels, dtype=np.int64).reshape(-1)  # (n,), (n,)
+    _, code_ids, code_counts = np.unique(codes, return_inverse=True, return_counts=True)  # (n,), (C,)
+    _, label_ids, label_counts = np.unique(labels, return_inverse=True, return_counts=True)  # (n,), (L,)
+    cells = code_ids.reshape(-1).astype(np.int64) * label_counts.shape[0] + label_ids.reshape(-1)  # (n,)
+    cell_counts = np.unique(cells, return_counts=True)[1]  # (J,)
+    n = codes.shape[0]
+    same_label, same_code, both = pairs(label_counts), pairs(code_counts), pairs(cell_counts)
+    diff_label = n * (n - 1) // 2 - same_label
+    return {"same_label_same_code": both / same_label if same_label else 0.0,
+            "diff_label_diff_code": (diff_label - same_code + both) / diff_label if diff_label else 0.0,
+            "codes_per_label": code_counts.shape[0] / label_counts.shape[0] if n else 0.0}
+
+
 def probe_codes(train: CodesCorpus, dev: CodesCorpus, options: Optional[ProbeOptions] = None,
                 **knobs: Any) -> Dict[str, Any]:
     """
@@ -316,7 +344,8 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, options: Optional[ProbeOpt
 
     `{"train", "dev", "num_bits", "label_view", "labels", "accuracy": {"word_majority", "most_frequent_label",
     "code_majority", "knn": {k: acc}, "linear_word", "linear_window3", "mlp_word", "mlp_window3"}, "seen": {"word",
-    "code"}, "distance": {"same_word", "random_pair", "word_types"}, "eta_squared": {"mean", "per_bit"}, "counts":
+    "code"}, "hash_metric": {"same_label_same_code", "diff_label_diff_code", "codes_per_label"} (dev), "distance":
+    {"same_word", "random_pair", "word_types"}, "eta_squared": {"mean", "per_bit"}, "counts":
     {...}, "probe_training": {...}}`, accuracies and shares in [0, 1].
 
     # Raises
@@ -338,6 +367,7 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, options: Optional[ProbeOpt
         "train": train.path, "dev": dev.path, "num_bits": train.num_bits, "label_view": view, "labels": num_labels,
         "accuracy": {**accuracy, **probes},
         "seen": seen,
+        "hash_metric": hash_metric(dev.codes, dev.labels[view].ids),
         **code_geometry(train, dev, train_words, train_bits, y_train, num_labels),
         "probe_training": {"seed": options.seed, "epochs": options.epochs, "min_steps": options.min_steps,
                            "hidden": options.hidden, "batch_size": options.batch_size, "lr": options.lr,
@@ -486,10 +516,13 @@ def format_probe(result: Dict[str, Any]) -> str:
     per_bit = " ".join("–" if value is None else f"{value:.2f}" for value in eta["per_bit"])
     same = "–" if distance["same_word"] is None else f"{distance['same_word']:.2f}"
     random_pair = "–" if distance["random_pair"] is None else f"{distance['random_pair']:.2f}"
-    word = counts["most_frequent_word"]
+    word, hashed = counts["most_frequent_word"], result["hash_metric"]
     lines += ["",
               f"dev words seen in train: {_percent(result['seen']['word'])}% by word, "
               f"{_percent(result['seen']['code'])}% by exact code",
+              f"hash metric (dev, {result['label_view']}): same label -> same code "
+              f"{_percent(hashed['same_label_same_code'])}%, different labels -> different codes "
+              f"{_percent(hashed['diff_label_diff_code'])}%, {hashed['codes_per_label']:.2f} codes per label",
               f"mean Hamming distance (train): {same} between occurrences of the same word (mean over "
               f"{distance['word_types']:,} word types with 2+ occurrences), {random_pair} between any two words",
               f"bit variance explained by the label (eta^2, train): mean "

@@ -281,13 +281,15 @@ GROUPS: Tuple[Group, ...] = (
     Group((_int("K", "24", 1, 63),), "bits per word (heads of the hash layer), 1 ≤ K ≤ 63"),
     Group((_int("HEAD_DIM", "64"),), "d_h, size of each head"),
     Group((_num("BETA", "0.005 / 0.05 / 0.001 (NER / POS / parsing)"),), "β of Eq. 10; `0` is the baseline"),
-    Group((_bool("TWO_VIEWS", "true"),),
+    Group((_bool("TWO_VIEWS", "true"), _choice("VIEWS", "`sequential`", "sequential", "batched", "hash_layer")),
           "second dropout view, whatever β (the models' `two_views` defaults to true too); with `BETA=0` the "
           "paper's baseline (Algorithm 1 sums two task losses whatever β), `false` a one-view baseline (β must be "
-          "0; the validation-stage configs set `two_views: false` themselves)"),
+          "0; the validation-stage configs set `two_views: false` themselves); `VIEWS`: two passes, one pass over "
+          "the batch stacked twice (`batched`), or one PLM pass and two hash-layer passes (`hash_layer`, beyond the "
+          "paper)"),
     Group((_num("TAU", "0.1", 0, low_open=True), _choice("SIMILARITY", "`cos_sign`", "cos_sign", "cos"),
-           _choice("OBJECTIVE", "`hash`", "hash", "self", "sup")),
-          "loss variants of Table 2 (`cos`; `self`, `sup`)"),
+           _choice("OBJECTIVE", "`hash`", "hash", "self", "sup", "max_pos")),
+          "loss variants of Table 2 (`cos`; `self`, `sup`); `max_pos`: the authors' later paper, not the 24-bit one"),
     Group((_num("LR", "7e-5 / 5e-5", 0, low_open=True), _num("HEAD_LR", "= `LR`", 0, low_open=True),
            _probability("DROPOUT", "0.1 (0.5 parsing)"), _probability("WARMUP", "0.06"),
            _num("WEIGHT_DECAY", "0.01"), _num("GRAD_NORM", "1.0", 0, low_open=True)),
@@ -301,6 +303,8 @@ GROUPS: Tuple[Group, ...] = (
           "budget runs: the PLM frozen in eval mode, its word vectors cached per sentence for the process "
           "(`frozen_plm_words`), dropout on them for the two views; only the hash layer and head train. The paper "
           "fine-tunes the PLM"),
+    Group((_probability("MASK_PROB", "0"),), "training, not with `FREEZE_PLM`: each word piece → the mask token "
+          "with this probability; from the authors' later paper (Wang & Utiyama 2024), beyond the 24-bit paper"),
     Group((_int("CHECKPOINT_EVERY", "unset (epoch ends only)"),),
           "also checkpoint every N batches, for `--recover` mid-epoch"),
     Group((_int("EPOCHS", "3 (validation stage 20)"), _int("MAX_TOKENS", "1024"), _int("MAX_SUBTOKENS", "1024"),
@@ -320,8 +324,9 @@ GROUPS: Tuple[Group, ...] = (
     Group((_choice("INPUT_SCHEME", "`IOB2`", "IOB2", "BIO", "IOB1", "BIOUL", "BIOES"),),
           "NER with `READER=conll_columns`: the file's tags, `IOB2` (= `BIO`), `IOB1` (the original CoNLL-2003 "
           "release), `BIOUL` or `BIOES`; converted to the model's BIOUL"),
-    Group((_bool("RESIDUAL", "true"),),
-          "`false`: no residual around the hash layer's attention, the literal Eq. 8 (study option)"),
+    Group((_bool("RESIDUAL", "true"), _bool("QK_ONLY", "false")),
+          "`false`: no residual around the hash layer's attention, the literal Eq. 8 (study option); `QK_ONLY=true`: "
+          "a hash layer of queries and keys alone, the task head reads the PLM (the authors' later paper)"),
     Group((_choice("TASK_LOSS", "`mean`", "mean", "sum", "word"),),
           "CRF loss over a batch: `mean` per sentence, `sum`, or `word` (per word, like the hash loss)"),
     Group((_bool("TRAINING_METRICS", "true"),),

@@ -22,7 +22,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import util
 from allennlp.training.metrics import Average
 
-from bitcode_allennlp.common.checks import check_range
+from bitcode_allennlp.common.checks import check_choice, check_range
 from bitcode_allennlp.common.codes import bits_to_ints, scores_to_bits
 from bitcode_allennlp.common.code_format import ints_to_hex
 from bitcode_allennlp.model.code_head import CodeHead
@@ -36,6 +36,22 @@ from bitcode_allennlp.common.batch_tensors import batch_tensors, split_outputs
 def word_identity(word: str) -> int:
     """A stable 63-bit id of a word string: equal strings, equal ids, in every process (unlike `hash`)."""
     return int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little") >> 1
+
+
+VIEW_MODES = ("sequential", "batched", "hash_layer")
+"""How the two views of a training step run (`HashingModel`'s `views`)."""
+
+
+def split_batch(value: Any, size: int) -> Tuple[Any, Any]:
+    """A model output over a stacked batch (tensors with 2·`size` rows, in tuples or named tuples, or None) cut into
+    the outputs of its two halves."""
+    if value is None:
+        return None, None
+    if isinstance(value, torch.Tensor):
+        return value[:size], value[size:]  # (size, ...) each
+    halves = [split_batch(item, size) for item in value]
+    make = type(value)._make if hasattr(value, "_make") else type(value)
+    return make(h[0] for h in halves), make(h[1] for h in halves)
 
 
 class View(NamedTuple):
@@ -78,6 +94,11 @@ class HashingModel(Model):
         1's `fine_tuning_step` sums two task losses, so the β = 0 baseline differs from the hashing model by the hash
         loss alone (and costs the same). `False` trains one view (β must then be 0; the validation-stage configs).
         The configs' default is the same (config variable `TWO_VIEWS`, default true).
+    views : `str`, optional (default = `"sequential"`)
+        How the two views of a training step run (`VIEW_MODES`): `"sequential"`, two forward passes, one after the
+        other; `"batched"`, one forward pass over the batch stacked twice, each copy with its own dropout (the same
+        views in distribution, in fewer, larger operations); `"hash_layer"` (beyond the paper), the PLM runs once and
+        the views differ only from the hash layer on (its dropout and the task head's), which halves the PLM's cost.
 
     The optional code-reading head (beyond the paper, `code_head.py`) is a task model's constructor parameter
     `code_head: Optional[Lazy[CodeHead]]`; the task model hands it to `_add_code_head` with the namespace of its
@@ -98,9 +119,11 @@ class HashingModel(Model):
         hash_loss: Optional[ContrastiveHashLoss] = None,
         beta: float = 0.0,
         two_views: bool = True,
+        views: str = "sequential",
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
+        check_choice("views", views, VIEW_MODES)
         built = encoder.construct(input_dim=text_field_embedder.get_output_dim())
         check_dimensions_match(text_field_embedder.get_output_dim(), built.get_input_dim(),
                                "text field embedding dim", "encoder input dim")
@@ -115,6 +138,7 @@ class HashingModel(Model):
         self.beta = beta
         self.hash_loss = hash_loss if hash_loss is not None else ContrastiveHashLoss()
         self.two_views = two_views
+        self.views = views
         self.num_bits = built.num_bits if isinstance(built, HashTransformerEncoder) else None
         self.code_metrics = CodeMetrics() if self.num_bits is not None else None
         self.mean_hash_loss = Average()
@@ -149,9 +173,12 @@ class HashingModel(Model):
                     return split_outputs(self, self.make_output_human_readable(self(**model_input)), len(instances))
         return super().forward_on_instances(instances)
 
-    def encode(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """Word vectors (batch, words, d) and ego-attention scores (batch, words, K), or None without a hash layer."""
-        embedded = self.text_field_embedder(tokens)  # (batch, words, d)
+    def encode(self, tokens: TextFieldTensors, mask: torch.BoolTensor,
+               embedded: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Word vectors (batch, words, d) and ego-attention scores (batch, words, K), or None without a hash layer;
+        `embedded` (batch, words, d): the embedder's output, when it has run already (`views="hash_layer"`)."""
+        if embedded is None:
+            embedded = self.text_field_embedder(tokens)  # (batch, words, d)
         if isinstance(self.encoder, HashTransformerEncoder):
             return self.encoder.forward_with_scores(embedded, mask)  # (batch, words, d), (batch, words, K)
         return self.encoder(embedded, mask), None  # (batch, words, d)
@@ -171,10 +198,22 @@ class HashingModel(Model):
     def train_second_view(self) -> bool:
         return self.training and self.two_views
 
-    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> View:
+    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None) -> View:
         """One forward pass, with its own dropout: the task's scores and the ego-attention scores s (batch, words,
-        K), or None without a hash layer. Defined by each task model."""
+        K), or None without a hash layer; from `embedded` (the embedder's output) when given. Defined by each task
+        model (it passes `embedded` to `encode`)."""
         raise NotImplementedError
+
+    def _two_views(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[View, View]:
+        """The two views of a training step, as `views` says."""
+        if self.views == "batched":
+            doubled = {name: {key: torch.cat([t, t]) for key, t in fields.items()} for name, fields in tokens.items()}
+            both = self._view(doubled, torch.cat([mask, mask]))  # every tensor (2·batch, ...)
+            return split_batch(both, mask.shape[0])
+        if self.views == "hash_layer":
+            embedded = self.text_field_embedder(tokens)  # (batch, words, d), one PLM pass
+            return self._view(tokens, mask, embedded), self._view(tokens, mask, embedded)
+        return self._view(tokens, mask), self._view(tokens, mask)
 
     def _task_loss(self, view: View, gold: Any, mask: torch.BoolTensor) -> torch.Tensor:
         """The task loss of one view against the gold annotation. Defined by each task model."""
@@ -196,13 +235,13 @@ class HashingModel(Model):
         `word_labels` (batch, words), + the head's weighted loss on view 1 (without labels the head is skipped). The
         losses come as a dict, `hash_loss` before `loss`, to put in the output after the task's own keys.
         """
-        view = self._view(tokens, mask)
+        second = gold is not None and self.train_second_view()
+        view, view2 = self._two_views(tokens, mask) if second else (self._view(tokens, mask), None)
         losses: Dict[str, torch.Tensor] = {}
         if gold is None:
             return view, losses
         loss = self._task_loss(view, gold, mask)
-        if self.train_second_view():
-            view2 = self._view(tokens, mask)  # second dropout view
+        if view2 is not None:  # the second dropout view
             loss = loss + self._task_loss(view2, gold, mask)
             if self.beta > 0:
                 losses["hash_loss"] = self.hash_loss_of_views(view.hash_scores, view2.hash_scores, metadata, mask)

@@ -1,4 +1,5 @@
-"""Contrastive hashing loss (paper §2, Eq. 3–4, Algorithm 1 `compute_hash_loss`) and its Table 2 ablations.
+"""Contrastive hashing loss (paper §2, Eq. 3–4, Algorithm 1 `compute_hash_loss`), its Table 2 ablations and
+the later paper's `max_pos`.
 
 Hashing stage: the model flattens the ego-attention scores of the two dropout views to (words, K), drops padding,
 and calls ``ContrastiveHashLoss.symmetric(s1, s2, word_ids)``. Touches nothing else; vectorized over words.
@@ -14,7 +15,7 @@ from allennlp.common import Registrable
 from bitcode_allennlp.common.checks import check_choice, check_range
 
 SIMILARITIES = ("cos_sign", "cos")
-OBJECTIVES = ("hash", "self", "sup")
+OBJECTIVES = ("hash", "self", "sup", "max_pos")
 
 
 class ContrastiveHashLoss(Registrable):
@@ -34,7 +35,11 @@ class ContrastiveHashLoss(Registrable):
     - `"self"` (L_self, SimCSE): the other view is the only positive; every other word, including other
       occurrences of the same word, is a negative;
     - `"sup"` (L_sup, Khosla et al. 2020): every occurrence of the same word (its other view included) is a
-      positive; the loss averages −log p over positives; the denominator has all words.
+      positive; the loss averages −log p over positives; the denominator has all words;
+    - `"max_pos"` (beyond the 24-bit paper: Wang & Utiyama, ACL 2024, *To be Continuous, or to be Discrete,
+      Those are Bits of Questions*): the positives of word i are every occurrence j of the same word (j = i
+      included); loss_i = logsumexp_j s(x_i, y_j) over all words j − max over positives j of s(x_i, y_j).
+      Equals `"self"` when no word repeats.
 
     Registered as `ContrastiveHashLoss` "contrastive_hash" (the default implementation).
 
@@ -45,7 +50,7 @@ class ContrastiveHashLoss(Registrable):
     similarity : `str`, optional (default = `"cos_sign"`)
         One of "cos_sign", "cos".
     objective : `str`, optional (default = `"hash"`)
-        One of "hash", "self", "sup".
+        One of "hash", "self", "sup", "max_pos".
     """
 
     default_implementation = "contrastive_hash"
@@ -104,6 +109,9 @@ class ContrastiveHashLoss(Registrable):
         if self.objective == "hash":
             score = score.masked_fill(same_word & ~eye, float("-inf"))  # (words, words)
             return (score.logsumexp(dim=-1) - score.diagonal()).mean()
+        if self.objective == "max_pos":  # logsumexp over all − the best positive
+            positive_max = score.masked_fill(~same_word, float("-inf")).amax(dim=-1)  # (words,)
+            return (score.logsumexp(dim=-1) - positive_max).mean()
         # "sup": mean over positives of (logsumexp over all − s(x, x+))
         positives = same_word.to(score.dtype)  # (words, words)
         positive_mean = (score * positives).sum(dim=-1) / positives.sum(dim=-1)  # (words,)

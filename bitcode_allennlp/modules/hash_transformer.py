@@ -51,6 +51,12 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
         literal Eq. 8 of the paper, o_i = W_o[z_i^1..z_i^H], h_i = FFN(o_i): the task head then sees the input only
         through the attention whose diagonal makes the codes. Measured (EWT POS, MiniLM): it helps the codes of a
         frozen PLM and hurts those of a fine-tuned one, and costs task accuracy in both.
+    qk_only : `bool`, optional (default = `False`)
+        Keep only the query and key projections (the authors' later paper, Wang & Utiyama 2024): the layer gives the
+        ego-attention scores, and its outputs are its inputs (padding zeroed), so the task head reads the PLM's
+        vectors; no value, attention output, feed-forward or LayerNorm (`feedforward_hidden_dim`, `activation`,
+        `residual` and the attention dropout are unused; `dropout` applies to the inputs of q and k, so the two
+        views still differ).
     """
 
     def __init__(
@@ -63,6 +69,7 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
         activation: Optional[Activation] = None,
         causal: bool = False,
         residual: bool = True,
+        qk_only: bool = False,
     ) -> None:
         super().__init__(input_dim, input_dim, bidirectional=not causal)
         self.num_bits = check_num_bits(num_bits, name="num_bits (K)", error=ConfigurationError)
@@ -70,9 +77,13 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
         self.head_dim = head_dim
         self.causal = causal
         self.residual = residual
+        self.qk_only = qk_only
         inner = num_bits * head_dim
         self.query = torch.nn.Linear(input_dim, inner)
         self.key = torch.nn.Linear(input_dim, inner)
+        self.dropout = torch.nn.Dropout(dropout)
+        if qk_only:
+            return
         self.value = torch.nn.Linear(input_dim, inner)
         self.attention_output = torch.nn.Linear(inner, input_dim)
         self.attention_norm = torch.nn.LayerNorm(input_dim)
@@ -84,7 +95,6 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
             torch.nn.Linear(hidden, input_dim),
         )
         self.feedforward_norm = torch.nn.LayerNorm(input_dim)
-        self.dropout = torch.nn.Dropout(dropout)
         self.attention_dropout = torch.nn.Dropout(dropout)
 
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
@@ -103,6 +113,12 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
         """
         batch, words, _ = inputs.shape
         heads, head_dim = self.num_bits, self.head_dim
+        if self.qk_only:
+            dropped = self.dropout(inputs)  # (batch, words, d)
+            q = self.query(dropped).view(batch, words, heads, head_dim)  # (batch, words, K, d_h)
+            k = self.key(dropped).view(batch, words, heads, head_dim)  # (batch, words, K, d_h)
+            ego = (q * k).sum(dim=-1) / math.sqrt(head_dim)  # (batch, words, K): only the diagonal is needed
+            return inputs * mask[..., None], ego
         q = self.query(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)
         k = self.key(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)
         v = self.value(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)

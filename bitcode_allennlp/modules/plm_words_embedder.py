@@ -7,6 +7,13 @@ vector (`empty_word`).
 Layers (`layer`): `"last"` (the PLM's output), an index into the hidden states (`0` the embeddings, `i` the output
 of layer i, negative from the top), or `"mix"`, AllenNLP's scalar mix of all layers (learned weights). A large
 frozen PLM keeps much of its syntax in its middle layers.
+
+Beyond the 24-bit paper, from the authors' later paper (Wang & Utiyama 2024): `mask_probability` replaces each word
+piece by the tokenizer's mask token with that probability, in training only, for harder negatives: a fresh draw
+each call and each sentence, so the two views of a training step get different masks (but `views: "hash_layer"` runs
+the PLM once: one mask for both). Only the pieces of words (`piece_index`), never the template's special tokens
+nor padding; in overlapping windows, a piece is masked in the window it is read from, its copies in other windows
+(context only) are kept.
 """
 import inspect
 import logging
@@ -19,6 +26,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.scalar_mix import ScalarMix
 from allennlp.modules.token_embedders import TokenEmbedder
 
+from bitcode_allennlp.common.checks import check_range
 from bitcode_allennlp.data.token_indexers.plm_words import load_config, load_tokenizer, window_length
 
 logger = logging.getLogger(__name__)
@@ -65,6 +73,9 @@ class PlmWordsEmbedder(TokenEmbedder):
         For `AutoTokenizer.from_pretrained`, as given to the indexer.
     transformer_kwargs : `Dict[str, Any]`, optional (default = `None`)
         For `AutoModel.from_pretrained`.
+    mask_probability : `float`, optional (default = `0.0`)
+        In training, each word piece becomes the tokenizer's mask token with this probability (module docstring;
+        from the authors' later paper, beyond the 24-bit paper). Needs a tokenizer with a mask token.
     """
 
     def __init__(
@@ -77,11 +88,18 @@ class PlmWordsEmbedder(TokenEmbedder):
         gradient_checkpointing: Optional[bool] = None,
         tokenizer_kwargs: Optional[Dict[str, Any]] = None,
         transformer_kwargs: Optional[Dict[str, Any]] = None,
+        mask_probability: float = 0.0,
     ) -> None:
         super().__init__()
         from allennlp.common import cached_transformers
 
+        check_range("mask_probability", mask_probability, 0, 1, high_open=True)
         tokenizer = load_tokenizer(model_name, tokenizer_kwargs)
+        self._mask_probability = float(mask_probability)
+        self._mask_id = getattr(tokenizer, "mask_token_id", None) if mask_probability > 0 else None
+        if mask_probability > 0 and not isinstance(self._mask_id, int):
+            raise ConfigurationError(f"plm_words: mask_probability {mask_probability} needs a mask token, and the "
+                                     f"tokenizer of {model_name} has none")
         self._window = window_length(tokenizer, load_config(model_name), max_length, model_name)
         pad = getattr(tokenizer, "pad_token_id", None)
         self._pad_id = pad if isinstance(pad, int) else 0
@@ -132,6 +150,9 @@ class PlmWordsEmbedder(TokenEmbedder):
         token_ids, mask, wordpiece_mask = tokens["token_ids"], tokens["mask"], tokens["wordpiece_mask"]
         piece_index, piece_words, piece_mask = tokens["piece_index"], tokens["piece_words"], tokens["piece_mask"]
         type_ids = tokens["type_ids"]
+        if self.training and self._mask_probability > 0:
+            token_ids = mask_pieces(token_ids, piece_index, piece_mask, self._mask_id,
+                                    self._mask_probability)  # (batch, width)
         batch, width = token_ids.shape
         words, d = mask.size(1), self.output_dim
         counts = piece_mask.new_zeros((batch, words), dtype=torch.float)  # (batch, words)
@@ -167,6 +188,15 @@ class PlmWordsEmbedder(TokenEmbedder):
         if self._scalar_mix is not None:
             return self._scalar_mix(list(states[1:]))  # (windows, size, d)
         return states[self._layer]  # (windows, size, d)
+
+
+def mask_pieces(token_ids: torch.LongTensor, piece_index: torch.LongTensor, piece_mask: torch.BoolTensor,
+                mask_id: int, probability: float) -> torch.LongTensor:
+    """`token_ids` with each word piece (`piece_index` where `piece_mask`: no special token, no padding) replaced by
+    `mask_id` with `probability`, independently, a fresh draw each call."""
+    chosen = piece_mask & (torch.rand(piece_mask.shape, device=piece_mask.device) < probability)  # (batch, pieces)
+    hits = torch.zeros_like(token_ids).scatter_add(1, piece_index, chosen.long())  # (batch, width) padding adds 0
+    return token_ids.masked_fill(hits > 0, mask_id)  # (batch, width)
 
 
 def fill_empty_words(vectors: torch.Tensor, counts: torch.Tensor, mask: torch.BoolTensor,

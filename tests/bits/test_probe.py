@@ -10,7 +10,8 @@ import torch
 from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.common.code_format import uint64_to_hex, unpack_bits
 from bitcode_allennlp.bits.probe import (
-    format_probe, knn_predictions, label_priority, mean_pair_distance, probe_codes, summary_line, window_features,
+    format_probe, hash_metric, knn_predictions, label_priority, mean_pair_distance, probe_codes, summary_line,
+    window_features,
 )
 from tests.bits.conftest import write_lines
 from tests.conftest import FIXTURES, run_cli
@@ -48,6 +49,7 @@ def test_codes_that_are_the_label_carry_it(tmp_path):
     assert result["seen"] == {"word": 1.0, "code": 1.0}
     assert result["counts"]["train_codes"] == 4 and result["counts"]["codes_per_type"] == 1.0
     assert accuracy["most_frequent_label"] == pytest.approx(0.4, abs=0.07)
+    assert result["hash_metric"] == {"same_label_same_code": 1.0, "diff_label_diff_code": 1.0, "codes_per_label": 1.0}
 
 
 def test_codes_random_per_occurrence_carry_nothing(tmp_path):
@@ -112,6 +114,56 @@ def test_majority_ties_go_to_the_more_frequent_label_then_the_name(tmp_path):
     assert result["accuracy"]["most_frequent_label"] == 3 / 6
     assert result["seen"]["code"] == 5 / 6
     assert result["labels"] == 3
+    # hash metric over the dev words and dev labels, W included: same label Y (a, c, e) -> 3 pairs, no shared code;
+    # 12 pairs of different labels, one with the same code (c Y, f W: code 3); 5 codes, 4 labels
+    assert result["hash_metric"] == {"same_label_same_code": 0.0, "diff_label_diff_code": 11 / 12,
+                                     "codes_per_label": 5 / 4}
+    assert ("hash metric (dev, tag): same label -> same code 0.00%, different labels -> different codes 91.67%, "
+            "1.25 codes per label") in format_probe(result).splitlines()
+
+
+def brute_force_hash_metric(codes, labels):
+    """The HashMetric triple by looping over every unordered pair of word occurrences."""
+    same_label = same_both = diff_label = diff_both = 0
+    for (code_a, label_a), (code_b, label_b) in itertools.combinations(zip(codes, labels), 2):
+        if label_a == label_b:
+            same_label += 1
+            same_both += code_a == code_b
+        else:
+            diff_label += 1
+            diff_both += code_a != code_b
+    return {"same_label_same_code": same_both / same_label if same_label else 0.0,
+            "diff_label_diff_code": diff_both / diff_label if diff_label else 0.0,
+            "codes_per_label": len(set(codes)) / len(set(labels)) if len(codes) else 0.0}
+
+
+@pytest.mark.parametrize("case", ["empty", "single_word", "one_label", "distinct_codes", "one_code", "random"])
+def test_hash_metric_against_the_pair_loop(case):
+    rng = np.random.default_rng(11)
+    n = 40
+    codes, labels = {
+        "empty": ([], []),
+        "single_word": ([7], [3]),
+        "one_label": (rng.integers(5, size=n).tolist(), [2] * n),
+        "distinct_codes": (rng.choice(1 << 10, size=n, replace=False).tolist(), rng.integers(4, size=n).tolist()),
+        "one_code": ([(1 << 63) + 5] * n, rng.integers(6, size=n).tolist()),
+        "random": (rng.integers(8, size=n).tolist(), rng.integers(5, size=n).tolist()),
+    }[case]
+    actual = hash_metric(np.array(codes, dtype=np.uint64), np.array(labels, dtype=np.int64))
+    expected = brute_force_hash_metric(codes, labels)
+    assert actual.keys() == expected.keys()
+    for key, value in expected.items():
+        assert actual[key] == pytest.approx(value, abs=1e-12), key
+    if case == "single_word":
+        assert actual == {"same_label_same_code": 0.0, "diff_label_diff_code": 0.0, "codes_per_label": 1.0}
+    elif case == "one_label":
+        assert actual["diff_label_diff_code"] == 0.0 and actual["codes_per_label"] == len(set(codes))
+    elif case == "distinct_codes":
+        assert actual["same_label_same_code"] == 0.0 and actual["diff_label_diff_code"] == 1.0
+    elif case == "one_code":
+        assert actual["same_label_same_code"] == 1.0 and actual["diff_label_diff_code"] == 0.0
+    elif case == "random":
+        assert 0 < actual["same_label_same_code"] < 1 and 0 < actual["diff_label_diff_code"] < 1
 
 
 def brute_force_knn(train_codes, train_labels, dev_codes, k, priority):

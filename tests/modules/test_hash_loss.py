@@ -27,13 +27,16 @@ def naive(x, y, ids, tau, similarity, objective):
         if objective == "sup":
             positives = [j for j in range(n) if ids[j] == ids[i]]
             total += sum(-math.log(math.exp(sim(x[i], y[j])) / denominator) for j in positives) / len(positives)
+        elif objective == "max_pos":  # the best of the positives (every occurrence of the word, j = i included)
+            best = max(sim(x[i], y[j]) for j in range(n) if ids[j] == ids[i])
+            total += -math.log(math.exp(best) / denominator)
         else:
             total += -math.log(math.exp(sim(x[i], y[i])) / denominator)
     return total / n
 
 
 @pytest.mark.parametrize("similarity", ["cos_sign", "cos"])
-@pytest.mark.parametrize("objective", ["hash", "self", "sup"])
+@pytest.mark.parametrize("objective", ["hash", "self", "sup", "max_pos"])
 def test_loss_equals_naive_double_loop(similarity, objective):
     torch.manual_seed(0)
     x, y = torch.randn(13, 8, dtype=torch.float64), torch.randn(13, 8, dtype=torch.float64)
@@ -41,6 +44,48 @@ def test_loss_equals_naive_double_loop(similarity, objective):
     loss = ContrastiveHashLoss(temperature=0.1, similarity=similarity, objective=objective)
     expected = naive(x.tolist(), y.tolist(), ids.tolist(), 0.1, similarity, objective)
     assert loss(x, y, ids).item() == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("similarity", ["cos_sign", "cos"])
+def test_max_pos_equals_naive_on_random_scores_and_gradients_flow(similarity):
+    loss = ContrastiveHashLoss(temperature=0.1, similarity=similarity, objective="max_pos")
+    for seed in range(5):
+        torch.manual_seed(seed)
+        x = torch.randn(20, 8, dtype=torch.float64, requires_grad=True)
+        y = torch.randn(20, 8, dtype=torch.float64, requires_grad=True)
+        ids = torch.randint(0, 6, (20,))  # 6 word strings over 20 words: many repeats
+        value = loss(x, y, ids)
+        assert value.item() == pytest.approx(naive(x.tolist(), y.tolist(), ids.tolist(), 0.1, similarity, "max_pos"),
+                                             rel=1e-9)
+        both = loss.symmetric(x, y, ids)
+        assert both.item() == pytest.approx((value + loss(y, x, ids)).item(), rel=1e-12)
+        both.backward()
+        assert torch.isfinite(x.grad).all() and x.grad.abs().sum() > 0 and y.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("similarity", ["cos_sign", "cos"])
+def test_max_pos_is_self_when_no_word_repeats(similarity):
+    torch.manual_seed(3)
+    x, y, ids = torch.randn(11, 8, dtype=torch.float64), torch.randn(11, 8, dtype=torch.float64), torch.arange(11)
+    max_pos = ContrastiveHashLoss(similarity=similarity, objective="max_pos")
+    self_ = ContrastiveHashLoss(similarity=similarity, objective="self")
+    assert max_pos(x, y, ids).item() == self_(x, y, ids).item()
+    assert max_pos.symmetric(x, y, ids).item() == self_.symmetric(x, y, ids).item()
+
+
+def test_max_pos_takes_the_best_occurrence():
+    """Words 0 and 2 are one string; y_2 matches x_0 better than x_0's own other view y_0 does."""
+    r = 1 / math.sqrt(2)
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, -1.0]], dtype=torch.float64)
+    y = torch.tensor([[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]], dtype=torch.float64)
+    ids = torch.tensor([7, 8, 7])
+    # s (τ = 1, cos) of rows 0, 1, 2 against y_0, y_1, y_2: (r, 0, 1), (r, 1, 0), (0, −r, r).
+    # Best positives: row 0 → y_2 (1, not its own y_0's r), row 1 → y_1 (1), row 2 → y_2 (r, over y_0's 0).
+    expected = (2 * (math.log(math.exp(r) + 1 + math.e) - 1) + math.log(1 + math.exp(-r) + math.exp(r)) - r) / 3
+    loss = ContrastiveHashLoss(temperature=1.0, similarity="cos", objective="max_pos")(x, y, ids)
+    self_loss = ContrastiveHashLoss(temperature=1.0, similarity="cos", objective="self")(x, y, ids)
+    assert loss.item() == pytest.approx(expected, rel=1e-12)
+    assert self_loss.item() == pytest.approx(expected + (1 - r) / 3, rel=1e-12)  # row 0 keeps y_0
 
 
 def test_other_occurrences_of_the_word_are_masked_out():
@@ -100,3 +145,6 @@ def test_bad_configuration_is_rejected():
         ContrastiveHashLoss(similarity="hamming")
     with pytest.raises(ConfigurationError):
         ContrastiveHashLoss(temperature=0)
+    for objective in ("maxpos", "max", "Max_pos"):
+        with pytest.raises(ConfigurationError):
+            ContrastiveHashLoss(objective=objective)

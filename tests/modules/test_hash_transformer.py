@@ -100,3 +100,20 @@ def test_straight_through_signs():
     sigma = scores.detach()[mask].std()
     expected = ((scores.detach() / sigma).abs() < 1).float() / sigma  # hardtanh'(s/σ) / σ
     assert torch.allclose(scores.grad, expected)
+
+
+def test_qk_only_gives_the_full_layers_ego_scores_and_passes_its_inputs_through():
+    torch.manual_seed(4)
+    full = HashTransformerEncoder(input_dim=10, num_bits=5, head_dim=3).eval()
+    qk = HashTransformerEncoder(input_dim=10, num_bits=5, head_dim=3, qk_only=True).eval()
+    qk.query.load_state_dict(full.query.state_dict())
+    qk.key.load_state_dict(full.key.state_dict())
+    assert {name.split(".")[0] for name, _ in qk.named_parameters()} == {"query", "key"}  # no value, FFN, norms
+    x = torch.randn(2, 4, 10)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.bool)
+    out, ego = qk.forward_with_scores(x, mask)
+    assert torch.allclose(ego, full.forward_with_scores(x, mask)[1], atol=1e-6)  # the explicit diagonal (above)
+    assert torch.equal(out, x * mask[..., None])
+    qk.train()  # dropout on the inputs of q and k: two calls, two views
+    assert not torch.allclose(qk.forward_with_scores(x, mask)[1], qk.forward_with_scores(x, mask)[1])
+    assert Seq2SeqEncoder.from_params(Params({"type": "hash_transformer", "input_dim": 10, "qk_only": True})).qk_only

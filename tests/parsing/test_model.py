@@ -86,7 +86,7 @@ def test_predicted_trees_are_full_trees_over_the_words_and_scored():
     for key in ("recall", "precision", "f1", "exact"):
         assert 100 * metrics[f"evalb_{key}"] == pytest.approx(expected[key]), key
     assert "code_distinct" in metrics
-    assert "code_same_label_same_code" not in metrics
+    assert "code_same_label_same_code" not in metrics and "code_codes_per_label" not in metrics
 
 
 def test_gold_spans_score_perfectly_when_forced():

@@ -203,6 +203,7 @@ def test_training_metrics_false_skips_decoding_in_training_only(monkeypatch, ner
     assert "tags" not in output and "loss" in output and "hash_loss" in output
     metrics = model.get_metrics(reset=True)
     assert "accuracy" not in metrics and "f1-measure-overall" not in metrics and "code_distinct" in metrics
+    assert "code_codes_per_label" in metrics  # tags label the codes (a parser's codes have none: left out)
     model.eval()  # dev: always decoded, metrics exact
     output = model(**tensors)
     assert [len(path) for path in output["tags"]] == output["mask"].sum(-1).tolist()

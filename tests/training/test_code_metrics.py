@@ -18,6 +18,7 @@ KEYS = {
     "code_bit_balance",
     "code_same_label_same_code",
     "code_diff_label_diff_code",
+    "code_codes_per_label",
 }
 
 
@@ -52,6 +53,8 @@ def brute_force(bits, labels, mask):
         result["code_same_label_same_code"] = same_both / same_label
     if diff_label:
         result["code_diff_label_diff_code"] = diff_both / diff_label
+    if labelled:
+        result["code_codes_per_label"] = len({code for code, _ in labelled}) / len({label for _, label in labelled})
     return result
 
 
@@ -85,6 +88,8 @@ def test_hand_computed_tiny_example():
     # (w4, w3) have different codes.
     assert values["code_same_label_same_code"] == pytest.approx(1 / 4)
     assert values["code_diff_label_diff_code"] == pytest.approx(3 / 6)
+    # labelled words have codes 10 and 01 (11 is unlabelled) and labels 0 and 1
+    assert values["code_codes_per_label"] == 1.0
     assert_metrics_equal(values, brute_force(*tiny_example()))
 
 
@@ -125,6 +130,7 @@ def test_without_labels_and_without_mask():
     values = metric.get_metric()
     assert values["code_distinct"] == pytest.approx(4 / 8)  # 10 x3, 01 x2, 11, 00 x2
     assert values["code_same_label_same_code"] == 0.0 and values["code_diff_label_diff_code"] == 0.0
+    assert values["code_codes_per_label"] == 0.0
 
 
 def test_reset_and_empty():
@@ -141,6 +147,7 @@ def test_reset_and_empty():
     assert values["code_distinct"] == pytest.approx(1 / 3)
     assert values["code_bit_entropy"] == 0.0 and values["code_bit_balance"] == 0.0
     assert values["code_same_label_same_code"] == 1.0 and values["code_diff_label_diff_code"] == 0.0
+    assert values["code_codes_per_label"] == 0.5  # one code, two labels
     # a fully masked batch adds nothing
     metric(bits, torch.tensor([[0, 0, 1]]), torch.zeros(1, 3, dtype=torch.bool))
     assert metric.get_metric() == values
@@ -168,6 +175,49 @@ def test_int64_codes_do_not_collide_with_labels():
     metric(bits, torch.tensor([[10**12, 10**12, 7, 7]]))
     values = metric.get_metric()
     assert values["code_same_label_same_code"] == 1.0 and values["code_diff_label_diff_code"] == 1.0
+    assert values["code_codes_per_label"] == 1.0
+
+
+def as_batch(codes, labels, num_bits):
+    """One sentence of words with int `codes` and `labels` as `(bits, labels, mask)`, `(1, n, K)` bits."""
+    bits = torch.tensor([[[(code >> (num_bits - 1 - i)) & 1 for i in range(num_bits)] for code in codes]],
+                        dtype=torch.bool).reshape(1, len(codes), num_bits)  # (1, n, K)
+    labels = torch.tensor([labels], dtype=torch.long).reshape(1, len(codes))  # (1, n)
+    return bits, labels, torch.ones(1, len(codes), dtype=torch.bool)
+
+
+@pytest.mark.parametrize("case", ["single_word", "one_label", "distinct_codes", "one_code", "random"])
+def test_hash_metric_triple_against_the_pair_loop(case):
+    """The torchglyph HashMetric triple (same label -> same code, different labels -> different codes, codes per
+    label), fed in several batches, against the plain pair loop; and its extreme cases by hand."""
+    generator = torch.Generator().manual_seed(7)
+    num_bits, n = 4, 23
+    if case == "single_word":
+        codes, labels = [5], [2]
+    elif case == "one_label":
+        codes, labels = torch.randint(0, 3, (n,), generator=generator).tolist(), [1] * n
+    elif case == "distinct_codes":
+        codes = torch.randperm(16, generator=generator).tolist()  # all 16 codes of 4 bits, once each
+        labels = torch.randint(0, 3, (16,), generator=generator).tolist()
+    elif case == "one_code":
+        codes, labels = [9] * n, torch.randint(0, 4, (n,), generator=generator).tolist()
+    else:
+        codes = torch.randint(0, 6, (n,), generator=generator).tolist()
+        labels = torch.randint(-1, 4, (n,), generator=generator).tolist()
+    metric = CodeMetrics()
+    for start in range(0, len(codes), 5):
+        metric(*as_batch(codes[start : start + 5], labels[start : start + 5], num_bits))
+    values = metric.get_metric()
+    assert_metrics_equal(values, brute_force(*as_batch(codes, labels, num_bits)))
+    triple = (values["code_same_label_same_code"], values["code_diff_label_diff_code"], values["code_codes_per_label"])
+    if case == "single_word":
+        assert triple == (0.0, 0.0, 1.0)  # no pairs; one code, one label
+    elif case == "one_label":
+        assert triple[1] == 0.0 and triple[2] == len(set(codes))  # no pairs of different labels
+    elif case == "distinct_codes":
+        assert triple[0] == 0.0 and triple[1] == 1.0 and triple[2] == len(codes) / len(set(labels))
+    elif case == "one_code":
+        assert triple[0] == 1.0 and triple[1] == 0.0 and triple[2] == 1 / len(set(labels))
 
 
 # ----------------------------------------------------------------------------------------- distributed

@@ -165,10 +165,10 @@ class HashSpanParser(HashingModel):
         half = dim // 2
         return torch.cat([padded[:, :-1, :half], padded[:, 1:, half:]], dim=-1)  # (batch, n+1, d)
 
-    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> View:
+    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None) -> View:
         """One forward pass: `SpanScores` (span (batch, n+1, n+1), label (batch, n+1, n+1, labels)) as `scores`,
         the ego-attention scores (batch, n, K) or None as `hash_scores`."""
-        encoded, scores = self.encode(tokens, mask)  # (batch, n, d), (batch, n, K)
+        encoded, scores = self.encode(tokens, mask, embedded)  # (batch, n, d), (batch, n, K)
         fence = self._fenceposts(self.dropout(encoded), mask)  # (batch, n+1, d)
         span = self.span_attention(self.span_left(fence), self.span_right(fence)).squeeze(1)  # (batch, n+1, n+1)
         label = self.label_attention(self.label_left(fence), self.label_right(fence)).permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)

@@ -109,10 +109,10 @@ class HashCrfTagger(HashingModel):
         )
         initializer(self)
 
-    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> View:
+    def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None) -> View:
         """One forward pass: tag logits (batch, words, tags) as `scores`, ego-attention scores (batch, words, K) or
         None as `hash_scores`."""
-        encoded, scores = self.encode(tokens, mask)  # (batch, words, d), (batch, words, K)
+        encoded, scores = self.encode(tokens, mask, embedded)  # (batch, words, d), (batch, words, K)
         logits = self.tag_projection(self.dropout(encoded))  # (batch, words, tags)
         return View(scores=logits, hash_scores=scores)
 

@@ -17,7 +17,11 @@ Definitions (N = number of words seen, K bits, p_i = share of words whose bit i 
   label (a negative label means "no label": such words count for the three statistics above only):
   `code_same_label_same_code` = (pairs with the same label and the same code) / (pairs with the same label);
   `code_diff_label_diff_code` = (pairs with different labels and different codes) / (pairs with different
-  labels).
+  labels);
+* `code_codes_per_label` = (number of distinct codes among the M labelled words) / (number of distinct labels
+  among them), 0.0 when M = 0; 1.0 when there are as many codes as labels, as with one code per label. With
+  `code_same_label_same_code` and `code_diff_label_diff_code` it is the "HashMetric" triple of torchglyph, the
+  authors' training library.
 
 A statistic whose denominator is 0 (no words, no same-label pairs, ...) is reported as 0.0, as AllenNLP's
 metrics do.
@@ -25,7 +29,9 @@ metrics do.
 Exact pair counts without storing words: with n(c, l) the number of words with code c and label l,
 same label = sum_l C(n_l, 2), same code = sum_c C(n_c, 2), both = sum_(c,l) C(n(c,l), 2), and by
 inclusion-exclusion different label and different code = C(M, 2) - same label - same code + both. We keep the
-table n(c, l) as tensors (unique `(code, label)` rows and their counts).
+table n(c, l) as tensors (unique `(code, label)` rows and their counts). The margins n_c (over labelled words) and
+n_l are kept as tables too, built from the same reduced rows, so `code_codes_per_label` = (codes c with n_c > 0)
+/ (labels l with n_l > 0) is exact across workers as well.
 
 Distributed training: the metric reduces in `get_metric`, incrementally. `__call__` only adds to local
 "pending" counts (no communication, so it may be called anywhere). `get_metric` is a collective call -- every
@@ -73,7 +79,7 @@ class CodeMetrics(Metric):
     """
     Distinctness, bit balance and label agreement of K-bit word codes, over an epoch (definitions in the
     module docstring). `get_metric` returns the keys `code_distinct`, `code_bit_entropy`, `code_bit_balance`,
-    `code_same_label_same_code` and `code_diff_label_diff_code`.
+    `code_same_label_same_code`, `code_diff_label_diff_code` and `code_codes_per_label`.
 
     Registered as a `Metric` with name "code_metrics". Reduces exactly across distributed workers; in that
     case `get_metric` must be called by every worker (see the module docstring).
@@ -232,7 +238,7 @@ class CodeMetrics(Metric):
         # Returns
 
         `Dict[str, float]` with `code_distinct`, `code_bit_entropy`, `code_bit_balance`,
-        `code_same_label_same_code` and `code_diff_label_diff_code`.
+        `code_same_label_same_code`, `code_diff_label_diff_code` and `code_codes_per_label`.
         """
         self._sync()
         metrics = self._compute()
@@ -247,6 +253,7 @@ class CodeMetrics(Metric):
             "code_bit_balance": 0.0,
             "code_same_label_same_code": 0.0,
             "code_diff_label_diff_code": 0.0,
+            "code_codes_per_label": 0.0,
         }
         if self._total == 0 or self._ones is None:
             return metrics
@@ -257,6 +264,8 @@ class CodeMetrics(Metric):
         metrics["code_bit_entropy"] = float(entropy.mean().item())
         metrics["code_bit_balance"] = float((torch.minimum(p, 1 - p) / 0.5).mean().item())
 
+        if self._label_counts:  # every word counted there is labelled, so also 1+ code
+            metrics["code_codes_per_label"] = len(self._labelled_code_counts) / len(self._label_counts)
         total_pairs = self._labelled * (self._labelled - 1) // 2
         if total_pairs == 0:
             return metrics
