@@ -49,7 +49,9 @@ TASKS: Dict[str, Dict[str, Any]] = {
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", default="pos,ner,parse", help="comma-separated: pos, ner, parse")
-    parser.add_argument("--runs", default="ours,anchor", help="comma-separated: ours, anchor")
+    parser.add_argument("--runs", default="ours,anchor",
+                        help="comma-separated: ours (two sequential views), ours_batched, ours_hash_layer (VIEWS), "
+                             "anchor")
     parser.add_argument("--parse-trees", type=int, default=6000, help="CRAFT train trees (default 6,000)")
     parser.add_argument("--max-instances", type=int, default=None, help="cap train sentences of every task (smoke)")
     parser.add_argument("--dev-max-instances", type=int, default=None, help="cap dev sentences (smoke)")
@@ -121,10 +123,12 @@ def table(results: Dict[str, Any]) -> str:
     lines = [common.markdown_table(["task", "corpus, train sentences", "run", "peak RSS (MB)", "training words/s",
                                     "training s", "dev score"], rows, "lllrrrr")]
     for task in TASKS:
-        ours, anchor = results["runs"].get(f"{task}:ours"), results["runs"].get(f"{task}:anchor")
-        if ours and anchor:
-            lines.append(f"\n{task}: ours / anchor peak RSS {ours['peak_rss_mb'] / anchor['peak_rss_mb']:.2f}×, "
-                         f"words/s {words_per_second(ours) / words_per_second(anchor):.2f}×")
+        anchor = results["runs"].get(f"{task}:anchor")
+        for run in ("ours", "ours_batched", "ours_hash_layer"):
+            ours = results["runs"].get(f"{task}:{run}")
+            if ours and anchor:
+                lines.append(f"\n{task}: {run} / anchor peak RSS {ours['peak_rss_mb'] / anchor['peak_rss_mb']:.2f}×, "
+                             f"words/s {words_per_second(ours) / words_per_second(anchor):.2f}×")
     return "\n".join(lines)
 
 
@@ -133,14 +137,15 @@ def run_setup(args: argparse.Namespace, name: str, run: str, plm: str,
     """The config file, environment and label of one run: ours (our config, its variables) or the anchor (a
     temporary JSON config)."""
     task = TASKS[name]
-    if run == "ours":
-        env = {"PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
+    if run.startswith("ours"):
+        views = run[len("ours_"):] if run != "ours" else "sequential"
+        env = {"VIEWS": views, "PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
                "TOKEN_POLICY": "repair", "EPOCHS": "1", **task["env"], **dict(item.split("=", 1) for item in args.set)}
         if cap:
             env["MAX_INSTANCES"] = str(cap)
         if args.dev_max_instances:
             env["DEV_MAX_INSTANCES"] = str(args.dev_max_instances)
-        return str(ROOT / "training_configs" / task["config"]), env, "hashing stage (2 views, fine-tuned)"
+        return str(ROOT / "training_configs" / task["config"]), env, f"hashing stage (2 views {views}, fine-tuned)"
     handle, config = tempfile.mkstemp(suffix=".json", prefix=f"anchor_{name}_")
     with os.fdopen(handle, "w") as file:
         json.dump(anchor_config(task, plm, cap, args.dev_max_instances, args.anchor_batch_size), file)

@@ -61,6 +61,8 @@ GOLD = {
 }
 """The entities of the demo's example sentences (`bitcode_allennlp.demo.EXAMPLES`), annotated by hand in BTC's
 types, to count what the demo model finds."""
+SCREENSHOTS = {"explorer_bits.png": "#bits?view=type&bit=4&label=PER", "explorer_word.png": "#word/London"}
+"""The explorer of the demo's dev codes (`runs/demo/explorer/`) as headless Chromium shows it: file -> view."""
 TABLE_SENTENCE = 2
 """The example sentence of the README's first table (0-based)."""
 
@@ -102,6 +104,20 @@ def run_example(page: str, before: str, output: Path) -> float:
     return seconds
 
 
+def screenshots() -> None:
+    """`SCREENSHOTS` of the demo's explorer, taken as the browser tests drive it (`bits/explore_browser.py`)."""
+    from bitcode_allennlp.bits import explore_browser
+
+    driver = explore_browser.start_browser(1280, 800)
+    try:
+        page = (ROOT / DEMO / "explorer" / "index.html").as_uri()
+        for name, fragment in SCREENSHOTS.items():
+            explore_browser.open_page(driver, page + fragment)
+            driver.save_screenshot(str(OUTPUT / name))
+    finally:
+        driver.quit()
+
+
 def copy_demo(out: str, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("predictions.jsonl", "search.json"):
@@ -130,6 +146,7 @@ def run_all() -> None:
     record["demo_seconds"] = run([sys.executable, "-m", "bitcode_allennlp.demo", "--retrain"], OUTPUT / "demo.log")
     record["demo_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
     copy_demo(DEMO, OUTPUT)
+    screenshots()
     for name, command in READING_COMMANDS.items():
         run(["allennlp", *command], OUTPUT / name)
     shutil.copy(ROOT / DEMO / "heatmap.json", OUTPUT / "heatmap.json")
@@ -151,7 +168,7 @@ def relative_paths() -> None:
     `fixtures/...`), so the files say nothing of the machine."""
     for path in sorted(OUTPUT.rglob("*")):
         if path.suffix in (".log", ".txt", ".json", ".jsonl"):
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8").replace(f"file://{ROOT}/", "file:///…/")
             path.write_text(text.replace(str(ROOT) + "/", ""), encoding="utf-8")
 
 
@@ -258,6 +275,10 @@ def person_hits(hits: Sequence[Dict[str, Any]]) -> int:
 
 def run_note(run: Run, folder: str) -> str:
     record = run.record
+    if folder.startswith("docs/"):  # the README: short
+        return paragraph(f"(From the `make demo` run kept in [`{folder}`]({folder}) ({record['date']}, "
+                         f"{record['machine'].split(', ')[-1]}; pages written by `docs/demo_pages.py`); training is "
+                         "not bit-reproducible across machines: yours gives other codes.)")
     return textwrap.fill(f"(Output of one `make demo` run, {record['date']}, commit {record['commit'].split()[0]}, "
             f"{record['machine']}, torch {record['torch']} with {record['torch_threads']} threads, kept in "
             f"[`{folder}`]({folder}) and copied here by `python docs/demo_pages.py`. Training is not "
@@ -367,6 +388,15 @@ def diff(run: Run) -> str:
     return code_block(run.text("diff.txt").rstrip("\n").splitlines())
 
 
+def explorer(run: Run, folder: str = "demo_output/") -> str:
+    """The screenshots of the demo's explorer."""
+    return "".join(f"![the code explorer, {fragment}]({folder}{name})\n" for name, fragment in SCREENSHOTS.items())
+
+
+def readme_explorer(run: Run) -> str:
+    return f"![the code explorer, {SCREENSHOTS['explorer_bits.png']}](docs/demo_output/explorer_bits.png)\n"
+
+
 def python_api(run: Run) -> str:
     return (code_block(run.text("python_api.txt").rstrip("\n").splitlines())
             + f"({run.record['python_api_seconds']:.1f} s after the import, most of it loading MiniLM.)\n")
@@ -379,7 +409,7 @@ def spacy(run: Run) -> str:
 BLOCKS: Dict[str, Callable[[Run], str]] = {
     "readme_table": readme_table, "readme_excerpt": readme_excerpt,
     "results_log": results_log, "results_summary": results_summary, "search_london": search_london,
-    "reading_summary": reading_summary, "diff": diff, "python_api": python_api, "spacy": spacy,
+    "reading_summary": reading_summary, "diff": diff, "explorer": explorer, "readme_explorer": readme_explorer, "python_api": python_api, "spacy": spacy,
 }
 """Each block of the pages, by name, made from the run's files."""
 

@@ -28,6 +28,11 @@ def family_path(name: str) -> Path:
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than about 20 s (e.g. builds and installs a wheel); "
                                        "-m 'not slow' leaves it out")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs two workers on two cores: one thread each
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        import torch
+
+        torch.set_num_threads(1)
 
 
 def run_cli(args, cwd=None, env=None, timeout=600):

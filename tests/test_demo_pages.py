@@ -37,9 +37,11 @@ def test_the_kept_run_is_whole_and_names_no_machine_folder():
     run = demo_pages.Run()
     assert {"date", "commit", "machine", "torch", "torch_threads", "demo_seconds"} <= set(run.record)
     assert len(run.predictions) == len(demo_pages.GOLD)
+    for name in demo_pages.SCREENSHOTS:  # the explorer as the browser showed it
+        assert (demo_pages.OUTPUT / name).read_bytes().startswith(b"\x89PNG")
     assert [p["words"][0] for p in run.predictions] == [s.split()[0] for s in demo_pages.GOLD]
     for path in demo_pages.OUTPUT.rglob("*"):
-        if path.is_file():
+        if path.is_file() and path.suffix != ".png":
             assert str(ROOT) not in path.read_text(encoding="utf-8"), path
             if path.suffix == ".json":
                 json.loads(path.read_text(encoding="utf-8"))
