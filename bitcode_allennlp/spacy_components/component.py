@@ -79,8 +79,10 @@ class BitcodeComponent:
         install_extensions()
 
     @property
-    def model(self):
-        """The `bitcode_allennlp.api.CodeModel` of the archive, loaded on first use."""
+    def code_model(self):
+        """The `bitcode_allennlp.api.CodeModel` of the archive, loaded on first use. (Not `model`: spaCy reads a
+        component's `model` while it builds a pipeline, e.g. `isinstance(component, ListenedToComponent)` calls
+        `hasattr(component, "model")`, before `from_disk` points the component at its saved archive.)"""
         if self._model is None:
             from bitcode_allennlp.api import archive_of, load
 
@@ -98,7 +100,7 @@ class BitcodeComponent:
     @property
     def predictor(self):
         """The archive's default predictor, inside `model`."""
-        return self.model.predictor
+        return self.code_model.predictor
 
     def __call__(self, doc: Doc) -> Doc:
         self.set_annotations([doc], *self.predict([doc]))
@@ -129,7 +131,7 @@ class BitcodeComponent:
                 if words:
                     sentences.append((index, words))
         inputs = [self._input(docs[index], words) for index, words in sentences]
-        return sentences, self.model.encode_json(inputs) if inputs else []
+        return sentences, self.code_model.encode_json(inputs) if inputs else []
 
     def _input(self, doc: Doc, words: List[int]) -> Dict[str, Any]:
         json: Dict[str, Any] = {"tokens": [doc[i].text for i in words]}

@@ -84,3 +84,21 @@ def test_in_process_step_reports_failure_and_restores_the_process(tmp_path):
     assert code != 0
     assert "missing.tar.gz" in log_path.read_text()  # the error is in the step's log
     assert root.handlers == handlers and dict(os.environ) == environ and sys.argv == argv
+
+
+def test_an_interrupted_training_is_resumed_with_recover(tmp_path):
+    from types import SimpleNamespace
+
+    from bitcode_allennlp.code_stage.experiment import Experiment
+
+    run_dir = tmp_path / "hashing"
+    owner = SimpleNamespace(force=False)
+    assert Experiment.fresh_or_resume(owner, run_dir) == "-f"  # nothing there: a fresh run
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text("{}")
+    assert Experiment.fresh_or_resume(owner, run_dir) == "-f"  # a config but no checkpoint
+    (run_dir / "training_state_e1_b0.th").write_bytes(b"")
+    assert Experiment.fresh_or_resume(owner, run_dir) == "--recover"  # interrupted after a checkpoint
+    assert Experiment.fresh_or_resume(SimpleNamespace(force=True), run_dir) == "-f"  # --force starts again
+    (run_dir / "model.tar.gz").write_bytes(b"")
+    assert Experiment.fresh_or_resume(owner, run_dir) == "-f"

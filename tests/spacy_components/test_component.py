@@ -168,3 +168,15 @@ else:
 """
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+
+
+def test_spacys_pipeline_checks_do_not_load_the_model(tmp_path):
+    """spaCy probes a component's attributes while it builds a pipeline (`isinstance(component,
+    ListenedToComponent)` calls `hasattr(component, "model")`, in an order that depends on string hashing), before
+    `from_disk` points it at its saved archive: nothing there may load (or look for) the archive."""
+    from spacy import ty
+
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("bitcode_ner", config={"model": str(tmp_path / "gone.tar.gz")})
+    assert not isinstance(component, ty.ListenedToComponent) and not hasattr(component, "model")
+    assert component._model is None  # nothing loaded

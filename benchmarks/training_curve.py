@@ -1,0 +1,141 @@
+"""The paper's method alone (no code head) as training grows: hashing, validation, their gap and the probes' bit MLP on
+EWT POS and BTC NER at 1x, 3x and 9x the epochs of REPRODUCTION.md's rows, and the beta = 0 baseline at the longest.
+
+    python benchmarks/training_curve.py                              # every cell, one at a time (hours on 2 CPU cores)
+    python benchmarks/training_curve.py --tasks pos --multiples 3    # one cell
+    python benchmarks/training_curve.py --plot-only                  # the table and the PNG from what has finished
+
+A cell is one `python -m bitcode_allennlp.code_stage.experiment` (hashing stage, re-annotation, validation stage, both
+scored on dev, `allennlp bits probe`) in runs/training_curve/TASK_xM[_beta0]/, with REPRODUCTION.md's settings and
+`EPOCHS` = M x 3 (the warm-up is a fraction of the steps, so it grows alike); the validation stage is the same at every
+length. An interrupted cell resumes where it stopped when the script runs again (finished steps are kept, an
+interrupted training goes on with `--recover`). The 1x cells are the committed runs `ewt_pos_beta005.json` and
+`btc_ner_beta005_e3.json` of benchmarks/results/full_data/ (the same commands), unless `--rerun-1x`.
+
+Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, and with
+matplotlib a PNG of the curves (`--png`, default docs/training_curve.png).
+"""
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import common
+
+DATA = common.SHARED_DATA
+TASKS: Dict[str, Dict[str, Any]] = {
+    "pos": {"name": "UD EWT POS (XPOS)", "metric": "accuracy", "committed": "ewt_pos_beta005.json", "beta": "0.05",
+            "train": DATA / "pos/ud_english_ewt/en_ewt-ud-train.conllu",
+            "dev": DATA / "pos/ud_english_ewt/en_ewt-ud-dev.conllu",
+            "set": ["READER=conllu_pos", "TOKEN_POLICY=repair", "HEAD_LR=1e-3"],
+            "code_set": ["EPOCHS=20", "CODE_DIM=256"]},
+    "ner": {"name": "BTC NER (span F1)", "metric": "f1-measure-overall", "committed": "btc_ner_beta005_e3.json",
+            "beta": "0.005", "train": DATA / "ner/btc/conll2012/train", "dev": DATA / "ner/btc/conll2012/development",
+            "set": ["HEAD_LR=1e-3", "SEED=0"], "code_set": ["EPOCHS=20", "CODE_DIM=256", "CODE_BIT_FLIP=0.2"]},
+}
+BASE_EPOCHS = 3
+OUT = common.RESULTS / "training_curve.json"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", default="pos,ner")
+    parser.add_argument("--multiples", default="1,3,9", help="epochs as multiples of 3")
+    parser.add_argument("--beta0", default="9", help="multiples at which the beta = 0 baseline runs too ('' none)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="VAR=VALUE",
+                        help="more hashing-stage variables for every cell (e.g. VIEWS=batched), named in the cell")
+    parser.add_argument("--rerun-1x", action="store_true", help="run the 1x cells instead of the committed runs")
+    parser.add_argument("--plot-only", action="store_true", help="no training: the table and PNG from finished cells")
+    parser.add_argument("--work", default=str(common.ROOT / "runs" / "training_curve"))
+    parser.add_argument("--png", default=str(common.ROOT / "docs" / "training_curve.png"))
+    parser.add_argument("--out", default=str(OUT))
+    return common.parse_args(parser)
+
+
+def cell_name(task: str, multiple: int, beta0: bool) -> str:
+    return f"{task}_x{multiple}" + ("_beta0" if beta0 else "")
+
+
+def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) -> Optional[Dict[str, Any]]:
+    """The cell's experiment.json, running the experiment unless it has finished (or it is a committed 1x)."""
+    spec = TASKS[task]
+    if multiple == 1 and not beta0 and not args.rerun_1x and not args.set:
+        return json.loads((common.COMMITTED / "full_data" / spec["committed"]).read_text())
+    out = Path(args.work) / cell_name(task, multiple, beta0)
+    if (out / "experiment.json").exists():
+        return json.loads((out / "experiment.json").read_text())
+    if args.plot_only:
+        return None
+    hashing = [*spec["set"], f"EPOCHS={BASE_EPOCHS * multiple}", f"BETA={0 if beta0 else spec['beta']}", *args.set]
+    command = [sys.executable, "-m", "bitcode_allennlp.code_stage.experiment", task, "--out", str(out), "--plm",
+               "minilm", "--train", str(spec["train"]), "--dev", str(spec["dev"]), "--set", *hashing,
+               "--code-set", *spec["code_set"]]
+    print("$ " + " ".join(command[1:]), flush=True)
+    subprocess.run(command, check=True, cwd=common.ROOT)
+    return json.loads((out / "experiment.json").read_text())
+
+
+def row(task: str, multiple: int, beta0: bool, experiment: Dict[str, Any]) -> Dict[str, Any]:
+    hashing = 100 * experiment["hashing"]["scores"]["dev"]  # the task's metric (TASKS[task]["metric"])
+    validation = 100 * experiment["validation"]["scores"]["dev"]
+    probes = (experiment.get("diagnostics") or {}).get("accuracy", {})
+    return {"task": task, "multiple": multiple, "epochs": BASE_EPOCHS * multiple, "beta0": beta0,
+            "hashing": round(hashing, 2), "validation": round(validation, 2), "gap": round(validation - hashing, 2),
+            "bit_mlp": round(100 * probes["mlp_word"], 2) if "mlp_word" in probes else None,
+            "durations_s": experiment.get("durations_s"), "commands": experiment.get("commands")}
+
+
+def plot(rows: List[Dict[str, Any]], png: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = sorted({r["task"] for r in rows})
+    figure, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
+    for axis, task in zip(axes[0], tasks):
+        cells = sorted((r for r in rows if r["task"] == task and not r["beta0"]), key=lambda r: r["epochs"])
+        for key, style in (("hashing", "o-"), ("validation", "s-"), ("bit_mlp", "^--")):
+            points = [(r["epochs"], r[key]) for r in cells if r[key] is not None]
+            if points:
+                axis.plot(*zip(*points), style, label=key.replace("_", " "))
+        for r in rows:
+            if r["task"] == task and r["beta0"]:
+                axis.plot([r["epochs"]], [r["validation"]], "kx", label="validation, beta = 0")
+        axis.set_xscale("log")
+        axis.set_xticks([r["epochs"] for r in cells], [str(r["epochs"]) for r in cells])
+        axis.set_xlabel("hashing-stage epochs")
+        axis.set_title(TASKS[task]["name"] + ", the paper's method alone")
+        axis.legend()
+    figure.tight_layout()
+    Path(png).parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(png, dpi=100)
+
+
+def main() -> None:
+    args = parse_args()
+    multiples = [int(m) for m in args.multiples.split(",")]
+    beta0 = [int(m) for m in args.beta0.split(",") if m]
+    rows: List[Dict[str, Any]] = []
+    for task in args.tasks.split(","):
+        for multiple in multiples:
+            for baseline in ([False, True] if multiple in beta0 else [False]):
+                experiment = run_cell(args, task, multiple, baseline)
+                if experiment is not None:
+                    rows.append(row(task, multiple, baseline, experiment))
+                    common.write_json(args.out, {"command": common.command_line(), "machine": common.machine(),
+                                                 "set": args.set, "rows": rows})
+    print(common.markdown_table(
+        ["task", "epochs", "beta", "hashing", "validation", "gap", "bit MLP"],
+        [[TASKS[r["task"]]["name"], r["epochs"], "0" if r["beta0"] else TASKS[r["task"]]["beta"], f"{r['hashing']:.2f}",
+          f"{r['validation']:.2f}", f"{r['gap']:+.2f}", "" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}"]
+         for r in rows], "lllrrrr"))
+    if rows:
+        plot(rows, args.png)
+        print(f"wrote {args.out} and {args.png}")
+
+
+if __name__ == "__main__":
+    main()
