@@ -20,7 +20,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import common
 
@@ -50,12 +50,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--plot-only", action="store_true", help="no training: the table and PNG from finished cells")
     parser.add_argument("--work", default=str(common.ROOT / "runs" / "training_curve"))
     parser.add_argument("--png", default=str(common.ROOT / "docs" / "training_curve.png"))
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--out", default=None, help="default: runs/benchmarks/training_curve.json, with --set's "
+                        "variables in the name")
     return common.parse_args(parser)
 
 
-def cell_name(task: str, multiple: int, beta0: bool) -> str:
-    return f"{task}_x{multiple}" + ("_beta0" if beta0 else "")
+def cell_name(task: str, multiple: int, beta0: bool, extra: Sequence[str] = ()) -> str:
+    """TASK_xM, `_beta0` for the baseline, and `--set`'s variables (`_VIEWS-hash_layer`)."""
+    return f"{task}_x{multiple}" + ("_beta0" if beta0 else "") + "".join(f"_{item.replace('=', '-')}" for item in extra)
 
 
 def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) -> Optional[Dict[str, Any]]:
@@ -63,7 +65,7 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
     spec = TASKS[task]
     if multiple == 1 and not beta0 and not args.rerun_1x and not args.set:
         return json.loads((common.COMMITTED / "full_data" / spec["committed"]).read_text())
-    out = Path(args.work) / cell_name(task, multiple, beta0)
+    out = Path(args.work) / cell_name(task, multiple, beta0, args.set)
     if (out / "experiment.json").exists():
         return json.loads((out / "experiment.json").read_text())
     if args.plot_only:
@@ -116,6 +118,9 @@ def plot(rows: List[Dict[str, Any]], png: str) -> None:
 
 def main() -> None:
     args = parse_args()
+    if args.out is None:
+        args.out = str(Path(common.RESULTS) / (cell_name("training_curve", 0, False, args.set)
+                                                .replace("_x0", "") + ".json"))
     multiples = [int(m) for m in args.multiples.split(",")]
     beta0 = [int(m) for m in args.beta0.split(",") if m]
     rows: List[Dict[str, Any]] = []
