@@ -96,3 +96,41 @@ def test_the_command_is_light_without_serve_and_checks_its_arguments(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "allennlp", "bits", "explore", str(empty), "--out", str(tmp_path / "z")],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "empty.jsonl: empty codes file" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_server_answers_encode_diff_and_refuses_bad_requests(ner_hash_archive, tmp_path):
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from bitcode_allennlp.bits.explore_server import make_server
+
+    build_explorer(str(CODES / "ner.dev.jsonl"), str(tmp_path / "x"))
+    server = make_server(str(tmp_path / "x"), ner_hash_archive, port=0, threads=1)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def post(path, body):
+        request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request) as answer:
+            return json.loads(answer.read())
+
+    try:
+        model = server.RequestHandlerClass.func.model
+        with urllib.request.urlopen(base + "/api/info") as answer:
+            assert json.loads(answer.read()) == {"archive": model.archive, "task": "ner", "num_bits": 24}
+        with urllib.request.urlopen(base + "/index.html") as answer:
+            assert b"bitcode explorer" in answer.read()
+        encoded = post("/api/encode", {"sentences": ["Obama visits Berlin", ["Rain", "in", "Leeds"]]})
+        assert encoded["predictions"] == [e.to_dict() for e in model.encode(["Obama visits Berlin", ["Rain", "in", "Leeds"]])]
+        diff = post("/api/diff", {"a": "I love Paris", "b": "I love Paris Hilton"})
+        assert [pair[:2] for pair in diff["pairs"]] == [[0, 0], [1, 1], [2, 2], [None, 3]]
+        for path, body, status in (("/api/encode", {"sentences": []}, 400), ("/api/encode", {}, 400),
+                                   ("/api/nothing", {}, 404)):
+            with pytest.raises(urllib.error.HTTPError) as error:
+                post(path, body)
+            assert error.value.code == status and "error" in json.loads(error.value.read())
+    finally:
+        server.shutdown()
+        server.server_close()
