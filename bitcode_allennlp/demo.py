@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from bitcode_allennlp import resources
+from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.plm import PATHS
 
 SAMPLE = resources.path("fixtures", "demo", check=False)
@@ -60,14 +61,6 @@ OUTPUTS = ("model", "logs", "codes", "index", "explorer", "examples.jsonl", "pre
            "demo.json")
 """What a run writes under OUT, removed before the next run."""
 METRIC = "f1-measure-overall"
-
-
-def shown(path: Path) -> str:
-    """`path` relative to the working directory when it is below it (as a user would type it), else absolute."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def plm_directory(plm: str) -> str:
@@ -164,7 +157,7 @@ class Demo:
         from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, run_in_process
 
         variables = dict(variables or {})
-        words = [shown(a) if isinstance(a, Path) else str(a) for a in args]
+        words = [shown_path(a) if isinstance(a, Path) else str(a) for a in args]
         typed = {k: f"$(python -m bitcode_allennlp.plm {v})" if k == "PLM" and v in PATHS else v
                  for k, v in variables.items()}
         self.say("$ " + " ".join([*(f"{k}={v}" for k, v in typed.items()), "allennlp", *words]))
@@ -184,12 +177,12 @@ class Demo:
                 if progress:
                     progress.stop()
         if code != 0:
-            raise SystemExit(f"demo: step '{step}' failed (exit status {code}); see {shown(log_path)}")
+            raise SystemExit(f"demo: step '{step}' failed (exit status {code}); see {shown_path(log_path)}")
         return log_path.read_text(encoding="utf-8")
 
     def train(self) -> Path:
         variables = {"READER": "conll_columns", "TOKEN_POLICY": "repair",
-                     "TRAIN_DATA": shown(SAMPLE / "btc_train.conll"), "DEV_DATA": shown(SAMPLE / "btc_dev.conll"),
+                     "TRAIN_DATA": shown_path(SAMPLE / "btc_train.conll"), "DEV_DATA": shown_path(SAMPLE / "btc_dev.conll"),
                      "PLM": self.plm, "EPOCHS": str(self.epochs), **SETTINGS, **self.variables}
         head = "a code-reading head (beyond the paper), " if positive(variables["CODE_HEAD"]) else ""
         frozen = "frozen and cached" if variables["FREEZE_PLM"].strip().lower() in ("1", "true", "yes", "on") \
@@ -225,7 +218,7 @@ class Demo:
             codes = self.out / "codes" / f"{split}.jsonl"
             self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, SAMPLE / f"btc_{split}.conll", "-o", codes,
                                                    "--silent"])
-            self.say(f"  {sum(1 for _ in open(codes, encoding='utf-8'))} sentences → {shown(codes)}")
+            self.say(f"  {sum(1 for _ in open(codes, encoding='utf-8'))} sentences → {shown_path(codes)}")
         self.say()
         return codes  # dev
 
@@ -249,7 +242,7 @@ class Demo:
         self.say("\nThe code explorer of the dev codes (corpus, word, bit, code and diff views in a browser):")
         self.allennlp("bits_explore", ["bits", "explore", codes, "--out", explorer, "--index", self.out / "index"])
         self.say(f"  open {(explorer / 'index.html').resolve().as_uri()} in a browser; to type sentences into it: "
-                 f"add --archive {shown(self.out / 'model' / 'model.tar.gz')} --serve")
+                 f"add --archive {shown_path(self.out / 'model' / 'model.tar.gz')} --serve")
         return explorer
 
     def settings(self) -> Dict[str, Any]:
@@ -271,22 +264,22 @@ class Demo:
         if reuse:
             archive, codes = self.out / "model" / "model.tar.gz", self.out / "codes" / "dev.jsonl"
             self.say(f"[1/4] reuse the model, codes and index of an earlier run with the same settings "
-                     f"({shown(archive)}; --retrain to train again)\n")
+                     f"({shown_path(archive)}; --retrain to train again)\n")
         else:
             remove_outputs(self.out)
             archive = self.train()
         predictions = self.predict(archive)
         if reuse:
-            self.say(f"[3/4] reuse the codes of the train and dev samples ({shown(self.out / 'codes')})\n")
+            self.say(f"[3/4] reuse the codes of the train and dev samples ({shown_path(self.out / 'codes')})\n")
         else:
             codes = self.codes(archive)
         search = self.search(codes, predictions, index_again=not reuse)
         explorer = self.explore(codes)
         (self.out / "demo.json").write_text(json.dumps(self.settings(), indent=1) + "\n", encoding="utf-8")
         seconds = time.time() - self.start
-        self.say(f"\ndone in {seconds:.0f} s. The model: {shown(archive)}; logs: {shown(self.out / 'logs')}. Next: "
+        self.say(f"\ndone in {seconds:.0f} s. The model: {shown_path(archive)}; logs: {shown_path(self.out / 'logs')}. Next: "
                  f"the spaCy component and 'allennlp bits' on it (README), or in Python (docs/python_api.md):\n"
-                 f"  import bitcode_allennlp\n  model = bitcode_allennlp.load({str(shown(archive))!r})\n"
+                 f"  import bitcode_allennlp\n  model = bitcode_allennlp.load({str(shown_path(archive))!r})\n"
                  f"  print(model.encode('Messi joins Inter Miami').to_table())")
         metrics = json.loads((self.out / "model" / "metrics.json").read_text())
         return {"archive": str(archive), "dev_f1": metrics[f"best_validation_{METRIC}"], "predictions": predictions,

@@ -27,6 +27,7 @@ import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus, read_codes_corpus
 from bitcode_allennlp.common.code_format import num_hex_digits, unpack_bits
+from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.host.errors import DataFormatError
 
 ASSETS = Path(__file__).with_name("explorer")
@@ -35,14 +36,6 @@ EXPLORER_FILES = (*ASSET_FILES, "data/*")
 """What the explorer writes into its folder (an input among them is refused)."""
 SHARD_SENTENCES = 200
 """Sentences per `data/sentences/N.js` shard (a corpus page shows at most this many)."""
-
-
-def _shown(path: str) -> str:
-    """`path` relative to the working directory when it is below it (as a user typed it), else as given."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _b64(array: np.ndarray, dtype: str) -> str:
@@ -115,7 +108,7 @@ def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
     (data / "entries.js").write_text(_script("entries", entries), encoding="utf-8")
     has_trees = any("tree" in record for record in records)
     meta = {
-        "corpus": _shown(codes_path), "archive": archive and _shown(archive), "num_bits": corpus.num_bits,
+        "corpus": shown_path(codes_path), "archive": archive and shown_path(archive), "num_bits": corpus.num_bits,
         "hex_digits": num_hex_digits(corpus.num_bits), "sentences": len(records), "words": len(corpus),
         "distinct_codes": int(np.unique(corpus.codes).shape[0]), "vocabulary": int(len(vocabulary)),
         "shard_sentences": SHARD_SENTENCES, "shards": shards,

@@ -24,7 +24,7 @@ functions called from a script.
 """
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from bitcode_allennlp.host.patching import APPLIED, patch, record
 
@@ -65,6 +65,16 @@ KEEP_INFO_TRAINING = {
     # and on the console of `allennlp train` only (`evaluate` prints its metrics on stdout itself)
     "allennlp.common.util": {"dump_metrics"},  # the final metrics
 }
+
+
+def shown_path(path: Union[str, "os.PathLike[str]"]) -> str:
+    """`path` as a user would type it: relative to the working directory when it is below it, else as given."""
+    from pathlib import Path
+
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def cli_arguments() -> Optional[List[str]]:
