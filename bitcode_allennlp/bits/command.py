@@ -410,15 +410,14 @@ def _probe_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPars
 
 
 def explore_from_args(args: argparse.Namespace) -> Dict[str, Any]:
-    from bitcode_allennlp.bits.explore import EXPLORER_FILES, build_explorer, check_index
+    from bitcode_allennlp.bits.explore import EXPLORER_FILES, build_explorer
 
     if args.serve and not args.archive:
         raise ConfigurationError("--serve needs --archive: the model that encodes what is typed into the page")
     with guarded_outputs([(args.out, "--out", "the explorer's folder")], [Input(args.codes_file, "the codes corpus")],
                          folder=True, members=EXPLORER_FILES):
-        meta = build_explorer(args.codes_file, args.out, archive=args.archive, max_sentences=args.max_sentences)
-    if args.index:
-        check_index(args.index, meta)
+        meta = build_explorer(args.codes_file, args.out, archive=args.archive, max_sentences=args.max_sentences,
+                              index_dir=args.index)
     page = Path(args.out).resolve() / "index.html"
     print(f"the explorer of {args.codes_file} ({meta['sentences']:,} sentences, {meta['words']:,} words, K = "
           f"{meta['num_bits']}): {args.out}/; open {page.as_uri()} in a browser" +

@@ -77,9 +77,12 @@ def label_bit_counts(corpus: CodesCorpus, bits: np.ndarray) -> Dict[str, Dict[st
 
 
 def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
-                   max_sentences: Optional[int] = None) -> Dict[str, Any]:
-    """Writes the explorer of `codes_path` into `out` (see the module docstring); returns its `meta`."""
+                   max_sentences: Optional[int] = None, index_dir: Optional[str] = None) -> Dict[str, Any]:
+    """Writes the explorer of `codes_path` into `out` (see the module docstring); returns its `meta`. With
+    `index_dir`, first checks that the index holds this corpus (`check_index`), before anything is written."""
     corpus = read_codes_corpus(codes_path, max_sentences=max_sentences)
+    if index_dir is not None:
+        check_index(index_dir, {"words": len(corpus), "num_bits": corpus.num_bits})
     out_dir = Path(out)
     data = out_dir / "data"
     if data.exists():

@@ -152,14 +152,10 @@ function labelsOf(e, index) {
 }
 function neighbours(e, hi, lo, k) { // top k by (distance, entry index), as `allennlp bits search`
   const byDistance = Array.from({ length: META.num_bits + 1 }, () => []);
-  let found = 0;
-  for (let d = 0, i = 0; i < e.n; i++) {
-    d = popcount((e.hi[i] ^ hi) >>> 0) + popcount((e.lo[i] ^ lo) >>> 0);
-    byDistance[d].push(i);
-  }
+  for (let i = 0; i < e.n; i++) byDistance[popcount((e.hi[i] ^ hi) >>> 0) + popcount((e.lo[i] ^ lo) >>> 0)].push(i);
   const hits = [];
   for (let d = 0; d <= META.num_bits && hits.length < k; d++)
-    for (const i of byDistance[d]) { if (hits.length >= k) break; hits.push([i, d]); found++; }
+    for (const i of byDistance[d]) { if (hits.length >= k) break; hits.push([i, d]); }
   return hits;
 }
 async function context(e, index, width) {
@@ -171,8 +167,7 @@ async function context(e, index, width) {
 
 // ------------------------------------------------------------------------------------------ pieces
 function token(word, hex, tag, sid, pos, hit) {
-  const view = defaultView();
-  const label = tag === undefined ? undefined : tag;
+  const view = defaultView(), label = tag;
   const colourLabel = view === "type" && tag && tag !== "O" ? tag.slice(2) : tag;
   return el("a", { class: "tok" + (hit ? " hit" : ""), href: link("word", word, { code: hex }), "data-code": hex,
     "data-word": word, "data-sid": sid, "data-pos": pos, style: "border-bottom-color:" + labelColour(view, colourLabel) },
