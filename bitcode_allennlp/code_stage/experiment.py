@@ -30,7 +30,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, TextIO
+from typing import Any, Dict, List, Optional, Sequence, Set, TextIO, Tuple
 
 from bitcode_allennlp import resources
 from bitcode_allennlp.host.config_variables import variables_read
@@ -192,12 +192,12 @@ class Experiment:
         self.durations: Dict[str, float] = {}
         (out / "logs").mkdir(parents=True, exist_ok=True)
 
-    def allennlp(self, step: str, args: Sequence[Any], variables: Dict[str, str], done: Optional[Path]) -> None:
-        """Runs `allennlp ARGS` with exactly `variables` as config variables, unless `done` exists already."""
+    def allennlp(self, step: str, args: Sequence[Any], variables: Dict[str, str], done: Sequence[Path] = ()) -> None:
+        """Runs `allennlp ARGS` with exactly `variables` as config variables, unless every file of `done` exists."""
         shown = " ".join(f"{k}={v}" for k, v in variables.items()) + " allennlp " + " ".join(map(str, args))
         self.commands.append(shown.strip())
-        if done is not None and done.exists() and not self.force:
-            print(f"[{step}] kept {done}", flush=True)
+        if done and all(path.exists() for path in done) and not self.force:
+            print(f"[{step}] kept {done[-1]}", flush=True)
             return
         env = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
         env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **variables})
@@ -215,11 +215,17 @@ class Experiment:
         if returncode != 0:
             raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
 
+    @staticmethod
+    def trained(run_dir: Path) -> Tuple[Path, Path]:
+        """The files of a finished `allennlp train` in RUN_DIR: its final metrics and its archive. An interrupted
+        training has no metrics.json, though AllenNLP archives its best epoch so far when stopped by a signal."""
+        return run_dir / "metrics.json", run_dir / "model.tar.gz"
+
     def fresh_or_resume(self, run_dir: Path) -> str:
-        """`--recover` for a training that an interruption left with a checkpoint (and no archive), unless `--force`;
+        """`--recover` for a training that an interruption left with a checkpoint (and unfinished), unless `--force`;
         else `-f` (a fresh run)."""
         interrupted = (run_dir / "config.json").exists() and any(run_dir.glob("training_state*.th"))
-        if interrupted and not self.force and not (run_dir / "model.tar.gz").exists():
+        if interrupted and not self.force and not all(path.exists() for path in Experiment.trained(run_dir)):
             print(f"resuming the interrupted training in {run_dir} (--recover)", flush=True)
             return "--recover"
         return "-f"
@@ -255,7 +261,7 @@ class Experiment:
                      **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
         hashing_config = resources.existing(CONFIGS / f"{self.task}_hash.jsonnet")
         self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, self.fresh_or_resume(hashing_dir)],
-                      variables, done=hashing_dir / "model.tar.gz")
+                      variables, done=self.trained(hashing_dir))
         return hashing_dir / "model.tar.gz"
 
     def reannotate(self, archive: Path, config: Dict[str, Any]) -> Path:
@@ -270,7 +276,7 @@ class Experiment:
                 ["--max-instances", dev_cap] if split != "train" and dev_cap else []
             self.allennlp(f"hash_corpus_{split}", ["hash-corpus", archive, path, "-o", codes / f"{split}.jsonl",
                                                   "--silent", "--cuda-device", self.cuda_device, *cap]
-                          + (["--force"] if self.force else []), {}, done=None)
+                          + (["--force"] if self.force else []), {})
         return codes
 
     def validation_stage(self, codes: Path, num_bits: int) -> Path:
@@ -280,7 +286,7 @@ class Experiment:
                      "K": str(num_bits), **self.code_vars}
         code_config = resources.existing(CONFIGS / f"{self.task}_code.jsonnet")
         self.allennlp("validation_train", ["train", code_config, "-s", code_dir, self.fresh_or_resume(code_dir)],
-                      variables, done=code_dir / "model.tar.gz")
+                      variables, done=self.trained(code_dir))
         return code_dir
 
     def evaluate(self, archive: Path, config: Dict[str, Any], codes: Path, code_dir: Path
@@ -302,7 +308,7 @@ class Experiment:
                 result = self.out / f"{stage}_{split}_metrics.json"
                 self.allennlp(f"{stage}_evaluate_{split}",
                               ["evaluate", stage_archive, data, "--output-file", result, "--cuda-device",
-                               self.cuda_device, *(uncapped if stage == "hashing" else [])], {}, done=result)
+                               self.cuda_device, *(uncapped if stage == "hashing" else [])], {}, done=[result])
                 scores[stage][split] = json.loads(result.read_text())[metric]
         return scores
 
@@ -310,7 +316,7 @@ class Experiment:
         """5. Do the codes carry the task? Probes of the train codes scored on dev (labels: tags; trees: POS tags)."""
         result = self.out / "diagnostics.json"
         self.allennlp("probe", ["bits", "probe", "--train", codes / "train.jsonl", "--dev", codes / "dev.jsonl",
-                                "--json", result], {}, done=result)
+                                "--json", result], {}, done=[result])
         return json.loads(result.read_text())
 
 

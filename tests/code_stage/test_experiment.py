@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from allennlp.data import DatasetReader
 
+import bitcode_allennlp.plugin  # noqa: F401  (registers the readers this test names)
 from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.probe import probe_codes
 from bitcode_allennlp.code_stage.experiment import main, table
@@ -100,5 +101,28 @@ def test_an_interrupted_training_is_resumed_with_recover(tmp_path):
     (run_dir / "training_state_e1_b0.th").write_bytes(b"")
     assert Experiment.fresh_or_resume(owner, run_dir) == "--recover"  # interrupted after a checkpoint
     assert Experiment.fresh_or_resume(SimpleNamespace(force=True), run_dir) == "-f"  # --force starts again
+    # AllenNLP archives the best epoch so far when a signal stops the training: still unfinished, still resumed
     (run_dir / "model.tar.gz").write_bytes(b"")
+    assert Experiment.fresh_or_resume(owner, run_dir) == "--recover"
+    (run_dir / "metrics.json").write_text("{}")  # written only when the training ends
     assert Experiment.fresh_or_resume(owner, run_dir) == "-f"
+
+
+def test_a_training_that_an_interruption_archived_is_not_kept_as_finished(tmp_path, monkeypatch):
+    from bitcode_allennlp.code_stage import experiment as module
+    from bitcode_allennlp.code_stage.experiment import Experiment, ExperimentSettings
+
+    calls = []
+    monkeypatch.setattr(module, "run_in_process", lambda args, env, log: calls.append(args) or 0)
+    settings = ExperimentSettings(task="pos", out=tmp_path, train=tmp_path / "t", dev=tmp_path / "d", in_process=True)
+    run_dir = tmp_path / "hashing"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text("{}")
+    (run_dir / "training_state_e3_b0.th").write_bytes(b"")
+    (run_dir / "model.tar.gz").write_bytes(b"")  # what a SIGTERM after epoch 3 of 9 leaves
+    Experiment(settings).hashing_stage()
+    assert calls and calls[-1][0] == "train" and calls[-1][-1] == "--recover"
+    (run_dir / "metrics.json").write_text("{}")
+    calls.clear()
+    Experiment(settings).hashing_stage()
+    assert calls == []  # finished: kept
