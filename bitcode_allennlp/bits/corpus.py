@@ -136,7 +136,7 @@ def read_line(record: Any, num_bits: Optional[int]) -> Dict[str, Any]:
     return {"words": words, "codes": packed, "num_bits": line_bits, "tags": tags, "source": record.get("source")}
 
 
-def read_codes_corpus(path: str, max_sentences: Optional[int] = None) -> CodesCorpus:
+def read_codes_corpus(path: str, max_sentences: Optional[int] = None, keep_records: bool = False) -> CodesCorpus:
     """
     Reads a codes corpus into a `CodesCorpus`.
 
@@ -146,6 +146,8 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None) -> CodesCo
         JSON lines as `allennlp hash-corpus` writes them; blank lines are skipped.
     max_sentences : `int`, optional (default = `None`)
         Read at most this many sentences.
+    keep_records : `bool`, optional (default = `False`)
+        Keep each line's parsed JSON object as its sentence's `"record"` (the explorer shows tags, trees, sources).
 
     # Raises
 
@@ -164,7 +166,8 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None) -> CodesCo
             if max_sentences is not None and len(sentences) >= max_sentences:
                 break
             try:
-                line = read_line(json.loads(text), num_bits)
+                record = json.loads(text)
+                line = read_line(record, num_bits)
             except json.JSONDecodeError as error:
                 raise DataFormatError(path, number, f"not JSON ({error.msg} at column {error.colno})") from None
             except ValueError as error:
@@ -178,7 +181,7 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None) -> CodesCo
             if line["tags"] is not None:
                 tags.extend(line["tags"])
             sentences.append({"words": line["words"], "source": line["source"] or f"{path}:{number}",
-                              "line": number})
+                              "line": number, **({"record": record} if keep_records else {})})
     if not sentences:
         raise DataFormatError(path, None, "empty codes file (expected one JSON object per line)")
     lengths = np.array([len(sentence["words"]) for sentence in sentences], dtype=np.int64)  # (sentences,)

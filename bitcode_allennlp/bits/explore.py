@@ -46,21 +46,16 @@ def _script(name: str, value: Any) -> str:
     return f"BitcodeData.put({json.dumps(name)}, {json.dumps(value, ensure_ascii=False, separators=(',', ':'))});\n"
 
 
-def _records(path: str, count: int) -> List[Dict[str, Any]]:
-    """The first `count` non-blank lines of the codes corpus as the page shows them (read and checked already)."""
+def _records(corpus: CodesCorpus) -> List[Dict[str, Any]]:
+    """Each sentence of the corpus as the page shows it, from the lines `read_codes_corpus` kept (and checked)."""
     records = []
-    with open(path, encoding="utf-8") as file:
-        for number, text in enumerate(file, start=1):
-            if not text.strip():
-                continue
-            if len(records) == count:
-                break
-            line = json.loads(text)
-            record = {"w": line.get("words", line["codes"]), "c": line["codes"], "n": number}
-            for key in ("tags", "tree", "source"):
-                if key in line:
-                    record[key[0] if key != "tree" else "tree"] = line[key]
-            records.append(record)
+    for sentence in corpus.sentences:
+        line = sentence["record"]
+        record = {"w": line.get("words", line["codes"]), "c": line["codes"], "n": sentence["line"]}
+        for key in ("tags", "tree", "source"):
+            if key in line:
+                record[key[0] if key != "tree" else "tree"] = line[key]
+        records.append(record)
     return records
 
 
@@ -80,7 +75,7 @@ def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
                    max_sentences: Optional[int] = None, index_dir: Optional[str] = None) -> Dict[str, Any]:
     """Writes the explorer of `codes_path` into `out` (see the module docstring); returns its `meta`. With
     `index_dir`, first checks that the index holds this corpus (`check_index`), before anything is written."""
-    corpus = read_codes_corpus(codes_path, max_sentences=max_sentences)
+    corpus = read_codes_corpus(codes_path, max_sentences=max_sentences, keep_records=True)
     if index_dir is not None:
         check_index(index_dir, {"words": len(corpus), "num_bits": corpus.num_bits})
     out_dir = Path(out)
@@ -93,7 +88,7 @@ def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
     bits = unpack_bits(corpus.codes, corpus.num_bits)  # (n, K) uint8
     words = [corpus.word(i) for i in range(len(corpus))]
     vocabulary, word_ids = np.unique(np.asarray(words, dtype=object).astype(str), return_inverse=True)  # (V,), (n,)
-    records = _records(codes_path, len(corpus.sentences))
+    records = _records(corpus)
     lengths = np.array([len(sentence["words"]) for sentence in corpus.sentences], dtype=np.int64)  # (sentences,)
     starts = np.concatenate([[0], np.cumsum(lengths)])  # (sentences + 1,)
     shards = (len(records) + SHARD_SENTENCES - 1) // SHARD_SENTENCES

@@ -82,6 +82,13 @@ def random_corpus(rng, n, num_bits, distinct_codes, num_labels):
     return corpus, codes.tolist(), labels
 
 
+def test_kept_records_are_the_lines_read(ner_codes):
+    lines = [json.loads(text) for text in ner_codes.read_text().splitlines() if text.strip()]
+    kept = read_codes_corpus(str(ner_codes), keep_records=True)
+    assert [sentence["record"] for sentence in kept.sentences] == lines
+    assert all("record" not in sentence for sentence in read_codes_corpus(str(ner_codes)).sentences)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_mutual_information_and_pairs_against_direct_formulas(seed):
     rng = np.random.default_rng(seed)
