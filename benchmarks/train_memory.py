@@ -51,7 +51,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tasks", default="pos,ner,parse", help="comma-separated: pos, ner, parse")
     parser.add_argument("--runs", default="ours,anchor",
                         help="comma-separated: ours (two sequential views), ours_batched, ours_hash_layer (VIEWS), "
-                             "anchor")
+                             "ours_hash_layer_qk (and QK_ONLY=true), anchor")
     parser.add_argument("--parse-trees", type=int, default=6000, help="CRAFT train trees (default 6,000)")
     parser.add_argument("--max-instances", type=int, default=None, help="cap train sentences of every task (smoke)")
     parser.add_argument("--dev-max-instances", type=int, default=None, help="cap dev sentences (smoke)")
@@ -124,7 +124,7 @@ def table(results: Dict[str, Any]) -> str:
                                     "training s", "dev score"], rows, "lllrrrr")]
     for task in TASKS:
         anchor = results["runs"].get(f"{task}:anchor")
-        for run in ("ours", "ours_batched", "ours_hash_layer"):
+        for run in ("ours", "ours_batched", "ours_hash_layer", "ours_hash_layer_qk"):
             ours = results["runs"].get(f"{task}:{run}")
             if ours and anchor:
                 lines.append(f"\n{task}: {run} / anchor peak RSS {ours['peak_rss_mb'] / anchor['peak_rss_mb']:.2f}×, "
@@ -138,14 +138,15 @@ def run_setup(args: argparse.Namespace, name: str, run: str, plm: str,
     temporary JSON config)."""
     task = TASKS[name]
     if run.startswith("ours"):
-        views = run[len("ours_"):] if run != "ours" else "sequential"
-        env = {"VIEWS": views, "PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
+        qk_only = run.endswith("_qk")  # the later paper's hash layer: query and key projections only
+        views = run[len("ours_"):].removesuffix("_qk") if run != "ours" else "sequential"
+        env = {"VIEWS": views, **({"QK_ONLY": "true"} if qk_only else {}), "PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
                "TOKEN_POLICY": "repair", "EPOCHS": "1", **task["env"], **dict(item.split("=", 1) for item in args.set)}
         if cap:
             env["MAX_INSTANCES"] = str(cap)
         if args.dev_max_instances:
             env["DEV_MAX_INSTANCES"] = str(args.dev_max_instances)
-        return str(ROOT / "training_configs" / task["config"]), env, f"hashing stage (2 views {views}, fine-tuned)"
+        return str(ROOT / "training_configs" / task["config"]), env, f"hashing stage (2 views {views}{', Q/K only' if qk_only else ''}, fine-tuned)"
     handle, config = tempfile.mkstemp(suffix=".json", prefix=f"anchor_{name}_")
     with os.fdopen(handle, "w") as file:
         json.dump(anchor_config(task, plm, cap, args.dev_max_instances, args.anchor_batch_size), file)
