@@ -3,6 +3,7 @@ two dropout views, Table 6's β) beside allennlp-models' `crf_tagger` on the sam
 
     python benchmarks/train_memory.py                        # POS (UD EWT), NER (BTC), parsing (CRAFT, 6,000 trees)
     python benchmarks/train_memory.py --tasks pos --set MAX_SUBTOKENS=4096   # one task, a config variable changed
+    python benchmarks/train_memory.py --tasks pos --cuda-device 0            # on a GPU (both runs)
 
 Each run is `allennlp train` in a fresh process, one at a time; its peak resident memory comes from the kernel
 (`os.wait4`, the child's `ru_maxrss`), its training words/s from the `throughput` callback (training steps only:
@@ -57,13 +58,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--dev-max-instances", type=int, default=None, help="cap dev sentences (smoke)")
     parser.add_argument("--anchor-batch-size", type=int, default=32, help="sentences per anchor batch (default 32)")
     parser.add_argument("--set", nargs="*", default=[], metavar="VAR=VALUE", help="config variables for our runs")
+    parser.add_argument("--cuda-device", type=int, default=-1, help="GPU index for every run (default -1: CPU)")
     parser.add_argument("--out", type=Path, default=RESULTS, help=f"results JSON (default {RESULTS})")
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "train_memory", help="serialization dirs")
     parser.add_argument("--force", action="store_true", help="rerun runs already in the results file")
     return common.parse_args(parser)
 
 
-def anchor_config(task: Dict[str, Any], plm: str, max_instances, dev_max_instances, batch_size: int) -> Dict:
+def anchor_config(task: Dict[str, Any], plm: str, max_instances, dev_max_instances, batch_size: int,
+                  cuda_device: int = -1) -> Dict:
     reader = {**task["reader"], "token_policy": "repair",
               "token_indexers": {"tokens": {"type": "pretrained_transformer_mismatched", "model_name": plm,
                                             "max_length": 512}}}
@@ -83,7 +86,7 @@ def anchor_config(task: Dict[str, Any], plm: str, max_instances, dev_max_instanc
         "data_loader": {"batch_sampler": {"type": "bucket", "batch_size": batch_size}},
         "validation_data_loader": {"batch_sampler": {"type": "bucket", "batch_size": batch_size}},
         "trainer": {"optimizer": {"type": "huggingface_adamw", "lr": 5e-5, "weight_decay": 0.01},
-                    "num_epochs": 1, "grad_norm": 1.0, "cuda_device": -1,
+                    "num_epochs": 1, "grad_norm": 1.0, "cuda_device": cuda_device,
                     "callbacks": [{"type": "parameter_count"}, {"type": "throughput"}]},
         "random_seed": 13370, "numpy_seed": 1337, "pytorch_seed": 133,
     }
@@ -140,16 +143,20 @@ def run_setup(args: argparse.Namespace, name: str, run: str, plm: str,
     if run.startswith("ours"):
         qk_only = run.endswith("_qk")  # the later paper's hash layer: query and key projections only
         views = run[len("ours_"):].removesuffix("_qk") if run != "ours" else "sequential"
-        env = {"VIEWS": views, **({"QK_ONLY": "true"} if qk_only else {}), "PLM": plm, "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]),
-               "TOKEN_POLICY": "repair", "EPOCHS": "1", **task["env"], **dict(item.split("=", 1) for item in args.set)}
+        env = {"VIEWS": views, **({"QK_ONLY": "true"} if qk_only else {}), "PLM": plm,
+               "TRAIN_DATA": str(task["train"]), "DEV_DATA": str(task["dev"]), "TOKEN_POLICY": "repair", "EPOCHS": "1",
+               **task["env"], **dict(item.split("=", 1) for item in args.set)}
         if cap:
             env["MAX_INSTANCES"] = str(cap)
         if args.dev_max_instances:
             env["DEV_MAX_INSTANCES"] = str(args.dev_max_instances)
-        return str(ROOT / "training_configs" / task["config"]), env, f"hashing stage (2 views {views}{', Q/K only' if qk_only else ''}, fine-tuned)"
+        if args.cuda_device >= 0:
+            env["CUDA_DEVICE"] = str(args.cuda_device)
+        label = f"hashing stage (2 views {views}{', Q/K only' if qk_only else ''}, fine-tuned)"
+        return str(ROOT / "training_configs" / task["config"]), env, label
     handle, config = tempfile.mkstemp(suffix=".json", prefix=f"anchor_{name}_")
     with os.fdopen(handle, "w") as file:
-        json.dump(anchor_config(task, plm, cap, args.dev_max_instances, args.anchor_batch_size), file)
+        json.dump(anchor_config(task, plm, cap, args.dev_max_instances, args.anchor_batch_size, args.cuda_device), file)
     return config, {}, f"crf_tagger anchor (1 view, {args.anchor_batch_size} sentences)"
 
 
@@ -158,7 +165,8 @@ def main() -> None:
     plm = common.plm_path("minilm")
     args.work.mkdir(parents=True, exist_ok=True)
     results = json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
-    results["machine"] = common.machine(torch_info=True, date=datetime.date.today().isoformat())
+    gpu = args.cuda_device if args.cuda_device >= 0 else None
+    results["machine"] = common.machine(torch_info=True, cuda_device=gpu, date=datetime.date.today().isoformat())
     for name in args.tasks.split(","):
         cap = args.parse_trees if name == "parse" else args.max_instances
         if name == "parse" and args.max_instances:
