@@ -102,12 +102,13 @@ def plot(rows: List[Dict[str, Any]], png: str) -> None:
         for key, style in (("hashing", "o-"), ("validation", "s-"), ("bit_mlp", "^--")):
             points = [(r["epochs"], r[key]) for r in cells if r[key] is not None]
             if points:
-                axis.plot(*zip(*points), style, label=key.replace("_", " "))
+                axis.plot(*zip(*points), style, label={"bit_mlp": "bit MLP probe"}.get(key, key))
         for r in rows:
             if r["task"] == task and r["beta0"]:
                 axis.plot([r["epochs"]], [r["validation"]], "kx", label="validation, beta = 0")
         axis.set_xscale("log")
         axis.set_xticks([r["epochs"] for r in cells], [str(r["epochs"]) for r in cells])
+        axis.set_xticks([], minor=True)  # no log-scale minor labels between the cells
         axis.set_xlabel("hashing-stage epochs")
         axis.set_title(TASKS[task]["name"] + ", the paper's method alone")
         axis.legend()
