@@ -123,6 +123,11 @@ def run_in_process(args: Sequence[str], env: Dict[str, str], log: TextIO) -> int
     return code
 
 
+def exist(paths: Sequence[Path]) -> bool:
+    """Whether PATHS is not empty and every path in it exists: a step's outputs, so the step is done."""
+    return bool(paths) and all(path.exists() for path in paths)
+
+
 @dataclass
 class ExperimentSettings:
     """
@@ -196,7 +201,7 @@ class Experiment:
         """Runs `allennlp ARGS` with exactly `variables` as config variables, unless every file of `done` exists."""
         shown = " ".join(f"{k}={v}" for k, v in variables.items()) + " allennlp " + " ".join(map(str, args))
         self.commands.append(shown.strip())
-        if done and all(path.exists() for path in done) and not self.force:
+        if exist(done) and not self.force:
             print(f"[{step}] kept {done[-1]}", flush=True)
             return
         env = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
@@ -225,7 +230,7 @@ class Experiment:
         """`--recover` for a training that an interruption left with a checkpoint (and unfinished), unless `--force`;
         else `-f` (a fresh run)."""
         interrupted = (run_dir / "config.json").exists() and any(run_dir.glob("training_state*.th"))
-        if interrupted and not self.force and not all(path.exists() for path in Experiment.trained(run_dir)):
+        if interrupted and not self.force and not exist(Experiment.trained(run_dir)):
             print(f"resuming the interrupted training in {run_dir} (--recover)", flush=True)
             return "--recover"
         return "-f"
