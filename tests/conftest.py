@@ -1,4 +1,5 @@
 """Shared paths for the tests. Tests run from any working directory; ../shared sits beside the repository."""
+import itertools
 import os
 import subprocess
 import sys
@@ -33,6 +34,22 @@ def pytest_configure(config):
         import torch
 
         torch.set_num_threads(1)
+
+
+def pair_loop_hash_metric(codes, labels):
+    """The oracle of the HashMetric triple: a loop over every unordered pair of word occurrences. The shares of
+    same-label pairs with the same code and of different-label pairs with different codes (None without such pairs),
+    and distinct codes per distinct label (None without words)."""
+    same_label = same_both = diff_label = diff_both = 0
+    for (code_a, label_a), (code_b, label_b) in itertools.combinations(zip(codes, labels), 2):
+        if label_a == label_b:
+            same_label += 1
+            same_both += code_a == code_b
+        else:
+            diff_label += 1
+            diff_both += code_a != code_b
+    return (same_both / same_label if same_label else None, diff_both / diff_label if diff_label else None,
+            len(set(codes)) / len(set(labels)) if len(codes) else None)
 
 
 def run_cli(args, cwd=None, env=None, timeout=600):

@@ -14,7 +14,7 @@ from bitcode_allennlp.bits.probe import (
     window_features,
 )
 from tests.bits.conftest import write_lines
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import FIXTURES, pair_loop_hash_metric, run_cli
 
 FAST = {"hidden": 32, "min_steps": 60}  # probes that are not under test: cheap
 
@@ -123,18 +123,10 @@ def test_majority_ties_go_to_the_more_frequent_label_then_the_name(tmp_path):
 
 
 def brute_force_hash_metric(codes, labels):
-    """The HashMetric triple by looping over every unordered pair of word occurrences."""
-    same_label = same_both = diff_label = diff_both = 0
-    for (code_a, label_a), (code_b, label_b) in itertools.combinations(zip(codes, labels), 2):
-        if label_a == label_b:
-            same_label += 1
-            same_both += code_a == code_b
-        else:
-            diff_label += 1
-            diff_both += code_a != code_b
-    return {"same_label_same_code": same_both / same_label if same_label else 0.0,
-            "diff_label_diff_code": diff_both / diff_label if diff_label else 0.0,
-            "codes_per_label": len(set(codes)) / len(set(labels)) if len(codes) else 0.0}
+    """The HashMetric triple of `bits probe` (0.0 where the pair loop has no pairs or no words)."""
+    same, diff, per_label = pair_loop_hash_metric(codes, labels)
+    return {"same_label_same_code": same or 0.0, "diff_label_diff_code": diff or 0.0,
+            "codes_per_label": per_label or 0.0}
 
 
 @pytest.mark.parametrize("case", ["empty", "single_word", "one_label", "distinct_codes", "one_code", "random"])

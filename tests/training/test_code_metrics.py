@@ -1,5 +1,4 @@
 """Tests of CodeMetrics: hand-computed values, a brute-force pair loop, reset, and a 2-process gloo run."""
-import itertools
 import math
 
 import pytest
@@ -10,6 +9,7 @@ from allennlp.training.metrics import Metric
 
 from bitcode_allennlp.common.codes import bits_to_ints
 from bitcode_allennlp.training.metrics.code_metrics import CodeMetrics
+from tests.conftest import pair_loop_hash_metric
 from tests.training.distributed import run_distributed
 
 KEYS = {
@@ -41,20 +41,10 @@ def brute_force(bits, labels, mask):
     result["code_bit_entropy"] = sum(binary_entropy(p) for p in ps) / num_bits
     result["code_bit_balance"] = sum(min(p, 1 - p) / 0.5 for p in ps) / num_bits
     labelled = [w for w in words if w[1] >= 0]
-    same_label = same_both = diff_label = diff_both = 0
-    for (code_a, label_a), (code_b, label_b) in itertools.combinations(labelled, 2):
-        if label_a == label_b:
-            same_label += 1
-            same_both += code_a == code_b
-        else:
-            diff_label += 1
-            diff_both += code_a != code_b
-    if same_label:
-        result["code_same_label_same_code"] = same_both / same_label
-    if diff_label:
-        result["code_diff_label_diff_code"] = diff_both / diff_label
-    if labelled:
-        result["code_codes_per_label"] = len({code for code, _ in labelled}) / len({label for _, label in labelled})
+    same, diff, per_label = pair_loop_hash_metric([code for code, _ in labelled], [label for _, label in labelled])
+    for key, value in (("same_label_same_code", same), ("diff_label_diff_code", diff), ("codes_per_label", per_label)):
+        if value is not None:
+            result["code_" + key] = value
     return result
 
 
