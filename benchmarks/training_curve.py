@@ -12,8 +12,9 @@ length. An interrupted cell resumes where it stopped when the script runs again 
 interrupted training goes on with `--recover`). The 1x cells are the committed runs `ewt_pos_beta005.json` and
 `btc_ner_beta005_e3.json` of benchmarks/results/full_data/ (the same commands), unless `--rerun-1x`.
 
-Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, and with
-matplotlib a PNG of the curves (`--png`, default docs/training_curve.png).
+Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, keeping the
+rows of cells that this invocation did not run (same `--set`), and with matplotlib a PNG of the curves (`--png`,
+default docs/training_curve.png).
 """
 import argparse
 import json
@@ -117,11 +118,26 @@ def plot(rows: List[Dict[str, Any]], png: str) -> None:
     figure.savefig(png, dpi=100)
 
 
+def row_key(r: Dict[str, Any]) -> tuple:
+    return r["task"], r["epochs"], r["beta0"]
+
+
+def merged(previous: Dict[str, Any], rows: List[Dict[str, Any]], settings: Sequence[str]) -> List[Dict[str, Any]]:
+    """This invocation's rows, and the rows of the results file it writes over (same `--set`) that it did not run
+    (another task or length), by task, epochs and baseline: `--tasks ner --multiples 9` adds to the file."""
+    if previous.get("set", []) != list(settings):
+        return rows
+    ran = {row_key(r) for r in rows}
+    return sorted([r for r in previous.get("rows", []) if row_key(r) not in ran] + rows, key=row_key)
+
+
 def main() -> None:
     args = parse_args()
     if args.out is None:
         args.out = str(Path(common.RESULTS) / (cell_name("training_curve", 0, False, args.set)
                                                 .replace("_x0", "") + ".json"))
+    previous = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
+    earlier = previous.get("earlier_commands", []) + ([previous["command"]] if "command" in previous else [])
     multiples = [int(m) for m in args.multiples.split(",")]
     beta0 = [int(m) for m in args.beta0.split(",") if m]
     rows: List[Dict[str, Any]] = []
@@ -131,8 +147,10 @@ def main() -> None:
                 experiment = run_cell(args, task, multiple, baseline)
                 if experiment is not None:
                     rows.append(row(task, multiple, baseline, experiment))
-                    common.write_json(args.out, {"command": common.command_line(), "machine": common.machine(),
-                                                 "set": args.set, "rows": rows})
+                    common.write_json(args.out, {"command": common.command_line(), "earlier_commands": earlier,
+                                                 "machine": common.machine(), "set": args.set,
+                                                 "rows": merged(previous, rows, args.set)})
+    rows = merged(previous, rows, args.set)
     print(common.markdown_table(
         ["task", "epochs", "beta", "hashing", "validation", "gap", "bit MLP"],
         [[TASKS[r["task"]]["name"], r["epochs"], "0" if r["beta0"] else TASKS[r["task"]]["beta"], f"{r['hashing']:.2f}",

@@ -43,3 +43,18 @@ def test_every_script_parses_through_common():
     scripts = [path for path in sorted((ROOT / "benchmarks").glob("*.py")) if path.name != "common.py"]
     plain = [path.name for path in scripts if "parser.parse_args(" in path.read_text()]
     assert scripts and not plain, plain
+
+
+def test_training_curve_keeps_the_rows_it_did_not_rerun():
+    import training_curve
+
+    def cell(task, epochs, gap, beta0=False):
+        return {"task": task, "epochs": epochs, "beta0": beta0, "gap": gap}
+
+    previous = {"set": [], "rows": [cell("ner", 3, -9.7), cell("pos", 3, -3.9), cell("pos", 9, -3.5)]}
+    rows = training_curve.merged(previous, [cell("ner", 27, -12.0), cell("pos", 9, -3.4)], [])
+    assert [(r["task"], r["epochs"], r["gap"]) for r in rows] == [
+        ("ner", 3, -9.7), ("ner", 27, -12.0), ("pos", 3, -3.9), ("pos", 9, -3.4)]
+    # another --set is another file's rows: none kept
+    assert training_curve.merged({"set": ["QK_ONLY=true"], "rows": previous["rows"]}, [cell("ner", 27, 0.0)], []) \
+        == [cell("ner", 27, 0.0)]
