@@ -1,7 +1,15 @@
 """Device call B: the real MiniLM rebuilt from its two halves, then the paper's method alone on EWT POS for as many
 epochs as the time left allows (from call A's probe), the re-annotation of train and dev, dev scored; all to $OUT.
     python3 /tmp/run_b.py BUDGET_S SHA256"""
-import hashlib, json, lzma, os, shutil, signal, subprocess, sys, time
+import hashlib
+import json
+import lzma
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 T0 = time.time()
 BUDGET, SHA = float(sys.argv[1]), sys.argv[2]
@@ -18,8 +26,8 @@ def since():
     return round(time.time() - T0, 1)
 
 
-import torch
-from safetensors.torch import load_file, save_file
+import torch  # noqa: E402  (after T0: the import counts towards the budget)
+from safetensors.torch import load_file, save_file  # noqa: E402
 sparse = Path("/tmp/sparse.safetensors")
 with open(sparse, "wb") as f:
     for part in ("/tmp/parts/minilm.part1", ".dev/b/minilm.part2"):
@@ -46,8 +54,8 @@ save()
 env = dict(os.environ, TRAIN_DATA="/tmp/data/en_ewt-ud-train.conllu", DEV_DATA="/tmp/data/en_ewt-ud-dev.conllu",
            PLM="/tmp/minilm", READER="conllu_pos", TOKEN_POLICY="repair", HEAD_LR="1e-3", EPOCHS=str(epochs),
            BETA="0.05", CUDA_DEVICE="0")
-summary["train_command"] = (f"READER=conllu_pos TOKEN_POLICY=repair HEAD_LR=1e-3 EPOCHS={epochs} BETA=0.05 CUDA_DEVICE=0"
-                            " allennlp train training_configs/pos_hash.jsonnet -s hashing -f")
+summary["train_command"] = (f"READER=conllu_pos TOKEN_POLICY=repair HEAD_LR=1e-3 EPOCHS={epochs} BETA=0.05 "
+                            "CUDA_DEVICE=0 allennlp train training_configs/pos_hash.jsonnet -s hashing -f")
 start = time.time()
 log = open("/tmp/train.log", "w")
 proc = subprocess.Popen([sys.executable, "-m", "allennlp", "train", "training_configs/pos_hash.jsonnet", "-s", str(W),
@@ -71,7 +79,8 @@ for name in ("metrics.json", "config.json"):
 save()
 if not (W / "model.tar.gz").exists():
     sys.exit("no archive")
-codes = Path("/tmp/codes"); codes.mkdir(exist_ok=True)
+codes = Path("/tmp/codes")
+codes.mkdir(exist_ok=True)
 for split, path in (("train", env["TRAIN_DATA"]), ("dev", env["DEV_DATA"])):
     s = time.time()
     rc = subprocess.run([sys.executable, "-m", "allennlp", "hash-corpus", str(W / "model.tar.gz"), path, "-o",
