@@ -3,6 +3,7 @@
 # (benchmarks/train_memory.py). A random MiniLM-shaped model: the same shapes, so the same speed.
 T0=$(date +%s)
 SITE=${SITE:-.dev/c/site312.tar.xz}; DEV=${DEV:-0}; CAPS=${CAPS:-}
+RUNS=${RUNS:-anchor,ours_batched,ours,ours_hash_layer_qk}
 set -e
 mkdir -p /tmp/site && tar xJf $SITE -C /tmp/site
 export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
@@ -15,7 +16,7 @@ BertModel(BertConfig.from_pretrained('$M/model')).save_pretrained('$M/model')"
 mkdir -p /tmp/bin && printf "#!/bin/bash\nexec python3 -m allennlp \"\$@\"\n" > /tmp/bin/allennlp && chmod +x /tmp/bin/allennlp; export PATH=/tmp/bin:$PATH
 echo "setup $(( $(date +%s) - T0 )) s"
 set +e
-python3 benchmarks/train_memory.py --tasks pos --runs anchor,ours_batched,ours,ours_hash_layer_qk --cuda-device $DEV \
+python3 benchmarks/train_memory.py --tasks pos --runs $RUNS --cuda-device $DEV \
   --out $OUT/train_memory_gpu.json --work /tmp/tm $CAPS
 for f in /tmp/tm/*.log; do tail -c 600 $f | tr '\r' '\n' | tail -3; done
 echo "call C total $(( $(date +%s) - T0 )) s"
