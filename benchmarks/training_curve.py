@@ -14,7 +14,8 @@ interrupted training goes on with `--recover`). The 1x cells are the committed r
 
 Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, keeping the
 rows of cells that this invocation did not run (same `--set`), and with matplotlib a PNG of the curves (`--png`,
-default docs/training_curve.png).
+default docs/training_curve.png). A row's `best_epoch` is the hashing-stage epoch whose weights made the codes
+(AllenNLP keeps the best on dev; 0-based, the table counts from 1).
 """
 import argparse
 import json
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 import common
+from bitcode_allennlp.code_stage.experiment import selected_epoch
 
 DATA = common.SHARED_DATA
 TASKS: Dict[str, Dict[str, Any]] = {
@@ -61,6 +63,15 @@ def cell_name(task: str, multiple: int, beta0: bool, extra: Sequence[str] = ()) 
     return f"{task}_x{multiple}" + ("_beta0" if beta0 else "") + "".join(f"_{item.replace('=', '-')}" for item in extra)
 
 
+def finished(out: Path) -> Dict[str, Any]:
+    """A finished cell's experiment.json, with the hashing stage's selected epoch from its metrics.json where
+    experiment.json predates recording it."""
+    experiment = json.loads((out / "experiment.json").read_text())
+    if "best_epoch" not in experiment["hashing"]:
+        experiment["hashing"].update(selected_epoch(out / "hashing"))
+    return experiment
+
+
 def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) -> Optional[Dict[str, Any]]:
     """The cell's experiment.json, running the experiment unless it has finished (or it is a committed 1x)."""
     spec = TASKS[task]
@@ -68,7 +79,7 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
         return json.loads((common.COMMITTED / "full_data" / spec["committed"]).read_text())
     out = Path(args.work) / cell_name(task, multiple, beta0, args.set)
     if (out / "experiment.json").exists():
-        return json.loads((out / "experiment.json").read_text())
+        return finished(out)
     if args.plot_only:
         return None
     hashing = [*spec["set"], f"EPOCHS={BASE_EPOCHS * multiple}", f"BETA={0 if beta0 else spec['beta']}", *args.set]
@@ -77,7 +88,7 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
                "--code-set", *spec["code_set"]]
     print("$ " + " ".join(command[1:]), flush=True)
     subprocess.run(command, check=True, cwd=common.ROOT)
-    return json.loads((out / "experiment.json").read_text())
+    return finished(out)
 
 
 def row(task: str, multiple: int, beta0: bool, experiment: Dict[str, Any]) -> Dict[str, Any]:
@@ -87,6 +98,7 @@ def row(task: str, multiple: int, beta0: bool, experiment: Dict[str, Any]) -> Di
     return {"task": task, "multiple": multiple, "epochs": BASE_EPOCHS * multiple, "beta0": beta0,
             "hashing": round(hashing, 2), "validation": round(validation, 2), "gap": round(validation - hashing, 2),
             "bit_mlp": round(100 * probes["mlp_word"], 2) if "mlp_word" in probes else None,
+            "best_epoch": experiment["hashing"].get("best_epoch"),  # 0-based; None: not recorded
             "durations_s": experiment.get("durations_s"), "commands": experiment.get("commands")}
 
 
@@ -152,10 +164,11 @@ def main() -> None:
                                                  "rows": merged(previous, rows, args.set)})
     rows = merged(previous, rows, args.set)
     print(common.markdown_table(
-        ["task", "epochs", "beta", "hashing", "validation", "gap", "bit MLP"],
+        ["task", "epochs", "beta", "hashing", "validation", "gap", "bit MLP", "best epoch"],
         [[TASKS[r["task"]]["name"], r["epochs"], "0" if r["beta0"] else TASKS[r["task"]]["beta"], f"{r['hashing']:.2f}",
-          f"{r['validation']:.2f}", f"{r['gap']:+.2f}", "" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}"]
-         for r in rows], "lllrrrr"))
+          f"{r['validation']:.2f}", f"{r['gap']:+.2f}", "" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}",
+          "" if r.get("best_epoch") is None else r["best_epoch"] + 1]
+         for r in rows], "lllrrrrr"))
     if rows:
         plot(rows, args.png)
         print(f"wrote {args.out} and {args.png}")

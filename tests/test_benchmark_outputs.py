@@ -1,6 +1,7 @@
 """Benchmarks write under `runs/benchmarks/` and change the committed `benchmarks/results/` only when asked
 (`--update-results`, `benchmarks/common.py:parse_args`)."""
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -58,3 +59,21 @@ def test_training_curve_keeps_the_rows_it_did_not_rerun():
     # another --set is another file's rows: none kept
     assert training_curve.merged({"set": ["QK_ONLY=true"], "rows": previous["rows"]}, [cell("ner", 27, 0.0)], []) \
         == [cell("ner", 27, 0.0)]
+
+
+def test_training_curve_reads_the_selected_epoch_of_a_cell_from_before_it_was_recorded(tmp_path):
+    import training_curve
+
+    cell = tmp_path / "ner_x9"
+    (cell / "hashing").mkdir(parents=True)
+    scores = {"scores": {"dev": 0.78}, "parameters": 10}
+    (cell / "experiment.json").write_text(json.dumps({"hashing": scores, "validation": {"scores": {"dev": 0.7}}}))
+    (cell / "hashing" / "metrics.json").write_text(json.dumps({"best_epoch": 2, "epoch": 26}))
+    experiment = training_curve.finished(cell)
+    assert experiment["hashing"]["best_epoch"] == 2 and experiment["hashing"]["epochs_trained"] == 27
+    row = training_curve.row("ner", 9, False, experiment)
+    assert row["best_epoch"] == 2 and row["gap"] == -8.0 and row["epochs"] == 27
+    # recorded by experiment.py: kept as it is
+    (cell / "experiment.json").write_text(json.dumps({"hashing": {**scores, "best_epoch": 5, "epochs_trained": 27},
+                                                      "validation": {"scores": {"dev": 0.7}}}))
+    assert training_curve.finished(cell)["hashing"]["best_epoch"] == 5

@@ -87,6 +87,14 @@ def parameter_count(run_dir: Path) -> Optional[int]:
     return count_parameters(load_archive(str(run_dir / "model.tar.gz")).model)["parameters"]
 
 
+def selected_epoch(run_dir: Path) -> Dict[str, Optional[int]]:
+    """The epoch whose weights the archive holds (AllenNLP keeps the best on dev; 0-based) and the epochs trained,
+    from the run's metrics.json (None without it, e.g. a `--hashing-archive` from elsewhere)."""
+    metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
+    trained = metrics.get("epoch")
+    return {"best_epoch": metrics.get("best_epoch"), "epochs_trained": None if trained is None else int(trained) + 1}
+
+
 def run_in_process(args: Sequence[str], env: Dict[str, str], log: TextIO) -> int:
     """
     `allennlp ARGS` in this process, with `env` as the environment and stdout/stderr/logging into `log`; returns
@@ -249,7 +257,8 @@ class Experiment:
         row = {
             "task": self.task, "metric": metric, "num_bits": num_bits,
             "beta": config["model"].get("beta", 0.0),
-            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run)},
+            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run),
+                        **selected_epoch(hashing_run)},
             "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
             "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),
             "diagnostics": diagnostics, "commands": self.commands, "durations_s": self.durations,
