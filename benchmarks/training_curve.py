@@ -4,6 +4,7 @@ EWT POS and BTC NER at 1x, 3x and 9x the epochs of REPRODUCTION.md's rows, and t
     python benchmarks/training_curve.py                              # every cell, one at a time (hours on 2 CPU cores)
     python benchmarks/training_curve.py --tasks pos --multiples 3    # one cell
     python benchmarks/training_curve.py --plot-only                  # the table and the PNG from what has finished
+    python benchmarks/training_curve.py --tasks ner --multiples 9 --beta0 "" --weights last   # the last epoch's codes
 
 A cell is one `python -m bitcode_allennlp.code_stage.experiment` (hashing stage, re-annotation, validation stage, both
 scored on dev, `allennlp bits probe`) in runs/training_curve/TASK_xM[_beta0]/, with REPRODUCTION.md's settings and
@@ -14,8 +15,11 @@ interrupted training goes on with `--recover`). The 1x cells are the committed r
 
 Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, keeping the
 rows of cells that this invocation did not run (same `--set`), and with matplotlib a PNG of the curves (`--png`,
-default docs/training_curve.png). A row's `best_epoch` is the hashing-stage epoch whose weights made the codes
-(AllenNLP keeps the best on dev; 0-based, the table counts from 1).
+default docs/training_curve.png; runs/benchmarks/ with `--set` or `--weights last`). A row's `best_epoch` is the
+hashing-stage epoch whose weights made the codes (AllenNLP keeps the best on dev; 0-based, the table counts from 1).
+`--weights last` takes the weights of the last epoch instead (the newest `model_state_e*` checkpoint of a finished
+cell's hashing stage, archived with its config and vocabulary): cell TASK_xM_last, its hashing score is that
+epoch's, and its codes are re-annotated and validated as in the cell (`experiment --hashing-archive`).
 """
 import argparse
 import json
@@ -51,25 +55,48 @@ def parse_args() -> argparse.Namespace:
                         help="more hashing-stage variables for every cell (e.g. VIEWS=batched), named in the cell")
     parser.add_argument("--rerun-1x", action="store_true", help="run the 1x cells instead of the committed runs")
     parser.add_argument("--plot-only", action="store_true", help="no training: the table and PNG from finished cells")
+    parser.add_argument("--weights", choices=["best", "last"], default="best",
+                        help="the hashing stage's epoch that makes the codes: best on dev (AllenNLP's archive) or last")
     parser.add_argument("--work", default=str(common.ROOT / "runs" / "training_curve"))
-    parser.add_argument("--png", default=str(common.ROOT / "docs" / "training_curve.png"))
+    parser.add_argument("--png", default=None, help="default: docs/training_curve.png, or runs/benchmarks/ with "
+                        "--set or --weights last")
     parser.add_argument("--out", default=None, help="default: runs/benchmarks/training_curve.json, with --set's "
                         "variables in the name")
     return common.parse_args(parser)
 
 
-def cell_name(task: str, multiple: int, beta0: bool, extra: Sequence[str] = ()) -> str:
-    """TASK_xM, `_beta0` for the baseline, and `--set`'s variables (`_VIEWS-hash_layer`)."""
-    return f"{task}_x{multiple}" + ("_beta0" if beta0 else "") + "".join(f"_{item.replace('=', '-')}" for item in extra)
+def cell_name(task: str, multiple: int, beta0: bool, extra: Sequence[str] = (), last: bool = False) -> str:
+    """TASK_xM, `_beta0` for the baseline, `--set`'s variables (`_VIEWS-hash_layer`), `_last` for the last epoch."""
+    return (f"{task}_x{multiple}" + ("_beta0" if beta0 else "")
+            + "".join(f"_{item.replace('=', '-')}" for item in extra) + ("_last" if last else ""))
 
 
 def finished(out: Path) -> Dict[str, Any]:
     """A finished cell's experiment.json, with the hashing stage's selected epoch from its metrics.json where
     experiment.json predates recording it."""
     experiment = json.loads((out / "experiment.json").read_text())
-    if "best_epoch" not in experiment["hashing"]:
+    if (out / "last_epoch.json").exists():  # a `--weights last` cell: the epoch of its checkpoint
+        experiment["hashing"]["best_epoch"] = json.loads((out / "last_epoch.json").read_text())["epoch"]
+    elif "best_epoch" not in experiment["hashing"]:
         experiment["hashing"].update(selected_epoch(out / "hashing"))
     return experiment
+
+
+def last_epoch_archive(hashing: Path, out: Path) -> Path:
+    """OUT/last_epoch.tar.gz: the newest `model_state_e{N}_b0.th` of the finished hashing stage in HASHING (the
+    weights after N epochs) archived with its config and vocabulary; OUT/last_epoch.json names it."""
+    from allennlp.models.archival import archive_model
+
+    if not (hashing / "metrics.json").exists():
+        raise SystemExit(f"{hashing}: the hashing stage has not finished (no metrics.json); run the cell first")
+    states = sorted(hashing.glob("model_state_e*_b0.th"), key=lambda p: int(p.name.split("_e")[1].split("_")[0]))
+    if not states:
+        raise SystemExit(f"{hashing}: no model_state_e*_b0.th checkpoint to take the last epoch from")
+    out.mkdir(parents=True, exist_ok=True)
+    archive = Path(archive_model(hashing, weights=states[-1].name, archive_path=out / "last_epoch.tar.gz"))
+    epochs = int(states[-1].name.split("_e")[1].split("_")[0])
+    (out / "last_epoch.json").write_text(json.dumps({"weights": str(states[-1]), "epoch": epochs - 1}))
+    return archive
 
 
 def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) -> Optional[Dict[str, Any]]:
@@ -77,15 +104,20 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
     spec = TASKS[task]
     if multiple == 1 and not beta0 and not args.rerun_1x and not args.set:
         return json.loads((common.COMMITTED / "full_data" / spec["committed"]).read_text())
-    out = Path(args.work) / cell_name(task, multiple, beta0, args.set)
+    last = args.weights == "last"
+    out = Path(args.work) / cell_name(task, multiple, beta0, args.set, last)
     if (out / "experiment.json").exists():
         return finished(out)
     if args.plot_only:
         return None
     hashing = [*spec["set"], f"EPOCHS={BASE_EPOCHS * multiple}", f"BETA={0 if beta0 else spec['beta']}", *args.set]
+    reuse = []
+    if last:
+        base = Path(args.work) / cell_name(task, multiple, beta0, args.set)
+        reuse = ["--hashing-archive", str(last_epoch_archive(base / "hashing", out))]
     command = [sys.executable, "-m", "bitcode_allennlp.code_stage.experiment", task, "--out", str(out), "--plm",
                "minilm", "--train", str(spec["train"]), "--dev", str(spec["dev"]), "--set", *hashing,
-               "--code-set", *spec["code_set"]]
+               "--code-set", *spec["code_set"], *reuse]
     print("$ " + " ".join(command[1:]), flush=True)
     subprocess.run(command, check=True, cwd=common.ROOT)
     return finished(out)
@@ -145,9 +177,13 @@ def merged(previous: Dict[str, Any], rows: List[Dict[str, Any]], settings: Seque
 
 def main() -> None:
     args = parse_args()
+    name = cell_name("training_curve", 0, False, args.set, args.weights == "last").replace("_x0", "")
     if args.out is None:
-        args.out = str(Path(common.RESULTS) / (cell_name("training_curve", 0, False, args.set)
-                                                .replace("_x0", "") + ".json"))
+        args.out = str(Path(common.RESULTS) / (name + ".json"))
+    if args.png is None:
+        plain = name == "training_curve"
+        args.png = str(common.ROOT / "docs" / "training_curve.png" if plain else common.ROOT / "runs" / "benchmarks" /
+                       (name + ".png"))
     previous = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
     earlier = previous.get("earlier_commands", []) + ([previous["command"]] if "command" in previous else [])
     multiples = [int(m) for m in args.multiples.split(",")]

@@ -77,3 +77,31 @@ def test_training_curve_reads_the_selected_epoch_of_a_cell_from_before_it_was_re
     (cell / "experiment.json").write_text(json.dumps({"hashing": {**scores, "best_epoch": 5, "epochs_trained": 27},
                                                       "validation": {"scores": {"dev": 0.7}}}))
     assert training_curve.finished(cell)["hashing"]["best_epoch"] == 5
+
+
+def test_training_curve_archives_the_last_epoch_of_a_finished_hashing_stage(tmp_path):
+    import tarfile
+
+    import pytest
+    import training_curve
+
+    hashing = tmp_path / "ner_x9" / "hashing"
+    (hashing / "vocabulary").mkdir(parents=True)
+    (hashing / "vocabulary" / "labels.txt").write_text("O\nB-PER\n")
+    (hashing / "config.json").write_text(json.dumps({"model": {"type": "ner_hash"}}))
+    with pytest.raises(SystemExit, match="has not finished"):
+        training_curve.last_epoch_archive(hashing, tmp_path / "ner_x9_last")
+    (hashing / "metrics.json").write_text(json.dumps({"best_epoch": 2, "epoch": 10}))
+    for epoch in (9, 11, 10):  # newest by number, not by name: e11 after e9
+        (hashing / f"model_state_e{epoch}_b0.th").write_bytes(f"weights after {epoch} epochs".encode())
+    out = tmp_path / "ner_x9_last"
+    archive = training_curve.last_epoch_archive(hashing, out)
+    with tarfile.open(archive) as tar:
+        assert tar.extractfile("weights.th").read() == b"weights after 11 epochs"
+        assert json.load(tar.extractfile("config.json")) == {"model": {"type": "ner_hash"}}
+        assert "vocabulary/labels.txt" in tar.getnames()
+    assert json.loads((out / "last_epoch.json").read_text())["epoch"] == 10  # 0-based, as best_epoch
+    (out / "experiment.json").write_text(json.dumps({"hashing": {"scores": {"dev": 0.7}, "best_epoch": None},
+                                                     "validation": {"scores": {"dev": 0.6}}}))
+    assert training_curve.finished(out)["hashing"]["best_epoch"] == 10
+    assert training_curve.cell_name("ner", 9, False, ["SEED=1"], last=True) == "ner_x9_SEED-1_last"
