@@ -93,9 +93,12 @@ def last_epoch_archive(hashing: Path, out: Path) -> Path:
     if not states:
         raise SystemExit(f"{hashing}: no model_state_e*_b0.th checkpoint to take the last epoch from")
     out.mkdir(parents=True, exist_ok=True)
-    archive = Path(archive_model(hashing, weights=states[-1].name, archive_path=out / "last_epoch.tar.gz"))
+    archive, record = out / "last_epoch.tar.gz", out / "last_epoch.json"
+    if archive.exists() and record.exists() and json.loads(record.read_text())["weights"] == str(states[-1]):
+        return archive  # kept: a rebuilt archive is another file, which hash-corpus would not continue from
+    archive = Path(archive_model(hashing, weights=states[-1].name, archive_path=archive))
     epochs = int(states[-1].name.split("_e")[1].split("_")[0])
-    (out / "last_epoch.json").write_text(json.dumps({"weights": str(states[-1]), "epoch": epochs - 1}))
+    record.write_text(json.dumps({"weights": str(states[-1]), "epoch": epochs - 1}))
     return archive
 
 

@@ -101,6 +101,8 @@ def test_training_curve_archives_the_last_epoch_of_a_finished_hashing_stage(tmp_
         assert json.load(tar.extractfile("config.json")) == {"model": {"type": "ner_hash"}}
         assert "vocabulary/labels.txt" in tar.getnames()
     assert json.loads((out / "last_epoch.json").read_text())["epoch"] == 10  # 0-based, as best_epoch
+    made = archive.stat().st_mtime_ns
+    assert training_curve.last_epoch_archive(hashing, out) == archive and archive.stat().st_mtime_ns == made  # kept
     (out / "experiment.json").write_text(json.dumps({"hashing": {"scores": {"dev": 0.7}, "best_epoch": None},
                                                      "validation": {"scores": {"dev": 0.6}}}))
     assert training_curve.finished(out)["hashing"]["best_epoch"] == 10

@@ -74,8 +74,9 @@ def archive_config(archive: Path) -> Dict[str, Any]:
         return json.load(member)
 
 
-def parameter_count(run_dir: Path) -> Optional[int]:
-    """|θ| from the run's metrics (the `parameter_count` callback), else counted from the archive."""
+def parameter_count(run_dir: Path, archive: Optional[Path] = None) -> Optional[int]:
+    """|θ| from the run's metrics (the `parameter_count` callback), else counted from the archive (default
+    RUN_DIR/model.tar.gz; a `--hashing-archive` may have another name)."""
     metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
     if "parameters" in metrics:
         return int(metrics["parameters"])
@@ -84,7 +85,7 @@ def parameter_count(run_dir: Path) -> Optional[int]:
     import bitcode_allennlp.plugin  # noqa: F401  (registers our components for load_archive)
     from bitcode_allennlp.training.callbacks import count_parameters
 
-    return count_parameters(load_archive(str(run_dir / "model.tar.gz")).model)["parameters"]
+    return count_parameters(load_archive(str(archive or run_dir / "model.tar.gz")).model)["parameters"]
 
 
 def selected_epoch(run_dir: Path) -> Dict[str, Optional[int]]:
@@ -257,7 +258,7 @@ class Experiment:
         row = {
             "task": self.task, "metric": metric, "num_bits": num_bits,
             "beta": config["model"].get("beta", 0.0),
-            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run),
+            "hashing": {"scores": scores["hashing"], "parameters": parameter_count(hashing_run, archive),
                         **selected_epoch(hashing_run)},
             "validation": {"scores": scores["validation"], "parameters": parameter_count(code_dir)},
             "hashing_archive": str(archive), "validation_archive": str(code_dir / "model.tar.gz"),

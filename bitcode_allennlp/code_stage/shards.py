@@ -146,10 +146,13 @@ def check_same_model(output_path: str, record: CodesRecord) -> None:
     other_archive = archive_sha256 is not None and meta.get("archive_sha256") not in (None, archive_sha256)
     other_bits = num_bits is not None and meta.get("num_bits") not in (None, num_bits)
     if other_archive or other_bits:
-        now = f"{record.archive_path or 'this archive'}" + (f" (K = {num_bits})" if num_bits is not None else "")
+        same_path = record.archive_path is not None and meta.get("archive") == os.path.abspath(record.archive_path)
+        now = "the archive now at that path" if same_path else f"{record.archive_path or 'this archive'}"
+        now += f" ({model_summary(num_bits, archive_sha256)})" if (num_bits, archive_sha256) != (None, None) else ""
         raise ConfigurationError(
-            f"cannot continue {output_path}: it was written by {meta.get('archive')!r} (K = {meta.get('num_bits')}),"
-            f" not by {now}; delete it or pass --force")
+            f"cannot continue {output_path}: it was written by {meta.get('archive')!r} "
+            f"({model_summary(meta.get('num_bits'), meta.get('archive_sha256'))}), not by {now}; delete it or pass "
+            "--force")
     their_shard = (meta.get("num_shards", 1), meta.get("shard_index", 0), meta.get("chunk_size", 512))
     if shard_name(*their_shard) != shard_name(num_shards, shard_index, chunk_size):
         raise ConfigurationError(
@@ -162,6 +165,11 @@ def check_same_model(output_path: str, record: CodesRecord) -> None:
             f"cannot continue {output_path}: it was made from {meta.get('input')!r} with another content "
             f"(sha256 {str(theirs.get('sha256'))[:12]}..., {theirs.get('bytes')} bytes; now "
             f"{str(fingerprint.get('sha256'))[:12]}..., {fingerprint.get('bytes')} bytes); delete it or pass --force")
+
+
+def model_summary(num_bits: Optional[int], archive_sha256: Optional[str]) -> str:
+    """`K = 24, sha256 45c54ebb59b5...`: what tells two archives apart in a refusal."""
+    return f"K = {num_bits}" + (f", sha256 {archive_sha256[:12]}..." if archive_sha256 else "")
 
 
 def shard_name(num_shards: int, shard_index: int, chunk_size: int = 512) -> str:

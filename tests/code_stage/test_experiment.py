@@ -66,10 +66,16 @@ def test_parameter_count_of_an_archive_without_it_in_metrics(ner_hash_archive, t
     old.mkdir()
     shutil.copy(ner_hash_archive, old / "model.tar.gz")
     (old / "metrics.json").write_text(json.dumps({k: v for k, v in metrics.items() if "parameters" not in k}))
+    # a `--hashing-archive` of another name, in a folder without metrics.json (`training_curve.py --weights last`)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(ner_hash_archive, elsewhere / "last_epoch.tar.gz")
     code = ("import pathlib; from bitcode_allennlp.code_stage.experiment import parameter_count; "
-            f"print(parameter_count(pathlib.Path({str(old)!r})))")
+            f"print(parameter_count(pathlib.Path({str(old)!r}))); "
+            f"print(parameter_count(pathlib.Path({str(elsewhere)!r}), pathlib.Path({str(elsewhere)!r}) / "
+            "'last_epoch.tar.gz'))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert int(result.stdout.strip().splitlines()[-1]) == metrics["parameters"]
+    assert [int(line) for line in result.stdout.strip().splitlines()[-2:]] == [metrics["parameters"]] * 2
 
 
 def test_in_process_step_reports_failure_and_restores_the_process(tmp_path):

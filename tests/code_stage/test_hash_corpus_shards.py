@@ -283,7 +283,7 @@ RESUME_REFUSED = {  # name: (run arguments, what to do to the record first, erro
     "from another input": (SHARD_1, {"input_fingerprint": {"sha256": "ab" * 32, "bytes": 5}},
                            "it was made from '{input}' with another content (sha256 abababababab..., 5 bytes; now "),
     "by another archive": (SHARD_1, {"archive_sha256": "0" * 64, "archive": "/x.tar.gz"},
-                           "it was written by '/x.tar.gz' (K = 24), not by "),
+                           "it was written by '/x.tar.gz' (K = 24, sha256 000000000000...), not by "),
 }
 
 
@@ -297,6 +297,21 @@ def test_a_shard_is_continued_only_as_itself(name, archive, three_shards, tmp_pa
     assert f"cannot continue {shard}: " + expected.format(input=NER_DEV) in str(error.value)
     assert shard.read_bytes() == three_shards[1].read_bytes()  # untouched
     run(archive, archive.validation_dataset_reader, str(NER_DEV), shard, force=True, **kwargs)  # --force: allowed
+
+
+def test_an_archive_rebuilt_at_the_same_path_is_told_apart_by_its_digest(tmp_path):
+    from bitcode_allennlp.code_stage.shards import CodesRecord, check_same_model, write_meta
+
+    output = tmp_path / "codes.jsonl"
+    output.write_text('{"words": ["a"], "codes": ["00a3f0"]}\n')
+    archive = str(tmp_path / "last_epoch.tar.gz")
+    write_meta(str(output), CodesRecord(archive, "ab" * 32, 24, "train.conll"))
+    check_same_model(str(output), CodesRecord(archive, "ab" * 32, 24, "train.conll"))  # the same archive: continued
+    with pytest.raises(ConfigurationError) as error:
+        check_same_model(str(output), CodesRecord(archive, "cd" * 32, 24, "train.conll"))
+    assert str(error.value) == (f"cannot continue {output}: it was written by {archive!r} (K = 24, sha256 "
+                                "abababababab...), not by the archive now at that path (K = 24, sha256 cdcdcdcdcdcd...)"
+                                "; delete it or pass --force")
 
 
 @pytest.mark.parametrize("num_shards, shard_index, chunk_size, expected", [
