@@ -285,8 +285,8 @@ GROUPS: Tuple[Group, ...] = (
           "second dropout view, whatever β (the models' `two_views` defaults to true too); with `BETA=0` the "
           "paper's baseline (Algorithm 1 sums two task losses whatever β), `false` a one-view baseline (β must be "
           "0; the validation-stage configs set `two_views: false` themselves); `VIEWS`: two passes, one pass over "
-          "the batch stacked twice (`batched`: 1.35x two passes on an H200, no faster on 2 CPU cores), or one PLM "
-          "pass and two hash-layer passes (`hash_layer`, beyond the paper)"),
+          "the batch stacked twice (`batched`: 1.10-1.35x two passes on an H200, no faster on 2 CPU cores), or one "
+          "PLM pass and two hash-layer passes (`hash_layer`, beyond the paper)"),
     Group((_num("TAU", "0.1", 0, low_open=True), _choice("SIMILARITY", "`cos_sign`", "cos_sign", "cos"),
            _choice("OBJECTIVE", "`hash`", "hash", "self", "sup", "max_pos")),
           "loss variants of Table 2 (`cos`; `self`, `sup`); `max_pos`: the authors' later paper, not the 24-bit one"),
