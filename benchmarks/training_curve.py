@@ -89,7 +89,10 @@ def last_epoch_archive(hashing: Path, out: Path) -> Path:
 
     if not (hashing / "metrics.json").exists():
         raise SystemExit(f"{hashing}: the hashing stage has not finished (no metrics.json); run the cell first")
-    states = sorted(hashing.glob("model_state_e*_b0.th"), key=lambda p: int(p.name.split("_e")[1].split("_")[0]))
+    def epochs(state: Path) -> int:  # model_state_e{N}_b0.th: the weights after N epochs
+        return int(state.name[len("model_state_e"):].split("_")[0])
+
+    states = sorted(hashing.glob("model_state_e*_b0.th"), key=epochs)
     if not states:
         raise SystemExit(f"{hashing}: no model_state_e*_b0.th checkpoint to take the last epoch from")
     out.mkdir(parents=True, exist_ok=True)
@@ -97,8 +100,7 @@ def last_epoch_archive(hashing: Path, out: Path) -> Path:
     if archive.exists() and record.exists() and json.loads(record.read_text())["weights"] == str(states[-1]):
         return archive  # kept: a rebuilt archive is another file, which hash-corpus would not continue from
     archive = Path(archive_model(hashing, weights=states[-1].name, archive_path=archive))
-    epochs = int(states[-1].name.split("_e")[1].split("_")[0])
-    record.write_text(json.dumps({"weights": str(states[-1]), "epoch": epochs - 1}))
+    record.write_text(json.dumps({"weights": str(states[-1]), "epoch": epochs(states[-1]) - 1}))
     return archive
 
 
