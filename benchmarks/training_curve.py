@@ -15,7 +15,8 @@ interrupted training goes on with `--recover`). The 1x cells are the committed r
 
 Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, keeping the
 rows of cells that this invocation did not run (same `--set`), and with matplotlib a PNG of the curves (`--png`,
-default docs/training_curve.png; runs/benchmarks/ with `--set` or `--weights last`). A row's `best_epoch` is the
+default docs/training_curve.png; runs/benchmarks/ with `--set` or `--weights last`; with the `--weights last`
+rows of the same settings as single points). A row's `best_epoch` is the
 hashing-stage epoch whose weights made the codes (AllenNLP keeps the best on dev; 0-based, the table counts from 1).
 `--weights last` takes the weights of the last epoch instead (the newest `model_state_e*` checkpoint of a finished
 cell's hashing stage, archived with its config and vocabulary): cell TASK_xM_last, its hashing score is that
@@ -139,14 +140,15 @@ def row(task: str, multiple: int, beta0: bool, experiment: Dict[str, Any]) -> Di
             "durations_s": experiment.get("durations_s"), "commands": experiment.get("commands")}
 
 
-def plot(rows: List[Dict[str, Any]], png: str) -> None:
+def plot(rows: List[Dict[str, Any]], png: str, last: Sequence[Dict[str, Any]] = ()) -> None:
+    """The curves of ROWS per task; LAST (rows of a `--weights last` file) as single validation points."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     tasks = sorted({r["task"] for r in rows})
-    figure, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
+    figure, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.8), squeeze=False)
     for axis, task in zip(axes[0], tasks):
         cells = sorted((r for r in rows if r["task"] == task and not r["beta0"]), key=lambda r: r["epochs"])
         for key, style in (("hashing", "o-"), ("validation", "s-"), ("bit_mlp", "^--")):
@@ -156,12 +158,16 @@ def plot(rows: List[Dict[str, Any]], png: str) -> None:
         for r in rows:
             if r["task"] == task and r["beta0"]:
                 axis.plot([r["epochs"]], [r["validation"]], "kx", label="validation, beta = 0")
+        for r in last:
+            if r["task"] == task and not r["beta0"]:
+                axis.plot([r["epochs"]], [r["validation"]], "D", color="tab:orange", fillstyle="none",
+                          label="validation, last epoch's codes")
         axis.set_xscale("log")
         axis.set_xticks([r["epochs"] for r in cells], [str(r["epochs"]) for r in cells])
         axis.set_xticks([], minor=True)  # no log-scale minor labels between the cells
         axis.set_xlabel("hashing-stage epochs")
         axis.set_title(TASKS[task]["name"] + ", the paper's method alone")
-        axis.legend()
+        axis.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)  # below the axes
     figure.tight_layout()
     Path(png).parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(png, dpi=100)
@@ -210,8 +216,10 @@ def main() -> None:
           f"{r['validation']:.2f}", f"{r['gap']:+.2f}", "" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}",
           "" if r.get("best_epoch") is None else r["best_epoch"] + 1]
          for r in rows], "lllrrrrr"))
+    last_file = Path(args.out).with_name(Path(args.out).stem + "_last.json")  # `--weights last` beside this file
+    last = json.loads(last_file.read_text())["rows"] if args.weights == "best" and last_file.exists() else []
     if rows:
-        plot(rows, args.png)
+        plot(rows, args.png, last)
         print(f"wrote {args.out} and {args.png}")
 
 
