@@ -152,7 +152,8 @@ CLI_CASES = {
     # hash-corpus: another model's output is not continued; input checked before the model loads
     "hash-corpus: another archive": Case(
         ["hash-corpus", "{archive}", NER_DEV, "-o", "{tmp}/codes.jsonl"],
-        "cannot continue {tmp}/codes.jsonl: it was written by '/elsewhere/model.tar.gz' (K = 24, sha256 000000000000...)",
+        "cannot continue {tmp}/codes.jsonl: it was written by '/elsewhere/model.tar.gz' (K = 24, sha256 "
+        "000000000000...)",
         {"codes.jsonl": codes_file("a3f00c", "0b12ff"),
          "codes.jsonl.meta.json": json.dumps({"archive": "/elsewhere/model.tar.gz", "archive_sha256": "0" * 64,
                                               "num_bits": 24})}),

@@ -74,10 +74,15 @@ def archive_config(archive: Path) -> Dict[str, Any]:
         return json.load(member)
 
 
+def run_metrics(run_dir: Path) -> Dict[str, Any]:
+    """A finished training's RUN_DIR/metrics.json, or {} without one (e.g. beside a `--hashing-archive`)."""
+    return json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
+
+
 def parameter_count(run_dir: Path, archive: Optional[Path] = None) -> Optional[int]:
     """|θ| from the run's metrics (the `parameter_count` callback), else counted from the archive (default
     RUN_DIR/model.tar.gz; a `--hashing-archive` may have another name)."""
-    metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
+    metrics = run_metrics(run_dir)
     if "parameters" in metrics:
         return int(metrics["parameters"])
     from allennlp.models.archival import load_archive
@@ -91,7 +96,7 @@ def parameter_count(run_dir: Path, archive: Optional[Path] = None) -> Optional[i
 def selected_epoch(run_dir: Path) -> Dict[str, Optional[int]]:
     """The epoch whose weights the archive holds (AllenNLP keeps the best on dev; 0-based) and the epochs trained,
     from the run's metrics.json (None without it, e.g. a `--hashing-archive` from elsewhere)."""
-    metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
+    metrics = run_metrics(run_dir)
     trained = metrics.get("epoch")
     return {"best_epoch": metrics.get("best_epoch"), "epochs_trained": None if trained is None else int(trained) + 1}
 
