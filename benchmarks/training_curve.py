@@ -14,9 +14,10 @@ interrupted training goes on with `--recover`). The 1x cells are the committed r
 `btc_ner_beta005_e3.json` of benchmarks/results/full_data/ (the same commands), unless `--rerun-1x`.
 
 Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, keeping the
-rows of cells that this invocation did not run (same `--set`), and with matplotlib a PNG of the curves (`--png`,
-default docs/training_curve.png; runs/benchmarks/ with `--set` or `--weights last`; with the `--weights last`
-rows of the same settings as single points). A row's `best_epoch` is the
+rows of cells that this invocation did not run (same `--set`); a cell whose row is in that file and whose run is not
+in runs/training_curve/ (a fresh checkout) keeps its row and is not trained again (`--rerun` to measure it anew).
+With matplotlib it draws a PNG of the curves (`--png`, default docs/training_curve.png; runs/benchmarks/ with `--set`
+or `--weights last`; with the `--weights last` rows of the same settings as single points). A row's `best_epoch` is the
 hashing-stage epoch whose weights made the codes (AllenNLP keeps the best on dev; 0-based, the table counts from 1).
 `--weights last` takes the weights of the last epoch instead (the newest `model_state_e*` checkpoint of a finished
 cell's hashing stage, archived with its config and vocabulary): cell TASK_xM_last, its hashing score is that
@@ -55,6 +56,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--set", nargs="*", default=[], metavar="VAR=VALUE",
                         help="more hashing-stage variables for every cell (e.g. VIEWS=batched), named in the cell")
     parser.add_argument("--rerun-1x", action="store_true", help="run the 1x cells instead of the committed runs")
+    parser.add_argument("--rerun", action="store_true",
+                        help="run a cell again although its row is in the results file (and its run is gone)")
     parser.add_argument("--plot-only", action="store_true", help="no training: the table and PNG from finished cells")
     parser.add_argument("--weights", choices=["best", "last"], default="best",
                         help="the hashing stage's epoch that makes the codes: best on dev (AllenNLP's archive) or last")
@@ -177,6 +180,17 @@ def row_key(r: Dict[str, Any]) -> tuple:
     return r["task"], r["epochs"], r["beta0"]
 
 
+def measured(args: argparse.Namespace, previous: Dict[str, Any], task: str, multiple: int,
+             beta0: bool) -> Optional[Dict[str, Any]]:
+    """The cell's row in the results file it writes over (same `--set`), when its run is not under --work (a fresh
+    checkout) and not `--rerun`: a measured cell is not trained again (9x is hours on 2 CPU cores)."""
+    out = Path(args.work) / cell_name(task, multiple, beta0, args.set, args.weights == "last")
+    if args.rerun or (out / "experiment.json").exists() or previous.get("set", []) != list(args.set):
+        return None
+    key = (task, BASE_EPOCHS * multiple, beta0)
+    return next((r for r in previous.get("rows", []) if row_key(r) == key), None)
+
+
 def merged(previous: Dict[str, Any], rows: List[Dict[str, Any]], settings: Sequence[str]) -> List[Dict[str, Any]]:
     """This invocation's rows, and the rows of the results file it writes over (same `--set`) that it did not run
     (another task or length), by task, epochs and baseline: `--tasks ner --multiples 9` adds to the file."""
@@ -203,6 +217,11 @@ def main() -> None:
     for task in args.tasks.split(","):
         for multiple in multiples:
             for baseline in ([False, True] if multiple in beta0 else [False]):
+                kept = measured(args, previous, task, multiple, baseline)
+                if kept is not None:
+                    print(f"kept: {task} {multiple}x{' beta = 0' if baseline else ''} is in {args.out} (--rerun)")
+                    rows.append(kept)
+                    continue
                 experiment = run_cell(args, task, multiple, baseline)
                 if experiment is not None:
                     rows.append(row(task, multiple, baseline, experiment))

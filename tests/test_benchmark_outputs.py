@@ -61,6 +61,23 @@ def test_training_curve_keeps_the_rows_it_did_not_rerun():
         == [cell("ner", 27, 0.0)]
 
 
+def test_training_curve_does_not_retrain_a_measured_cell_of_a_fresh_checkout(tmp_path):
+    import training_curve
+
+    row = {"task": "ner", "epochs": 27, "beta0": False, "gap": -15.0}
+    previous = {"set": [], "rows": [row]}
+    args = argparse.Namespace(work=str(tmp_path), set=[], weights="best", rerun=False)
+    assert training_curve.measured(args, previous, "ner", 9, False) == row
+    assert training_curve.measured(args, previous, "ner", 9, True) is None  # its beta = 0 cell: not measured
+    assert training_curve.measured(args, {"set": ["SEED=1"], "rows": [row]}, "ner", 9, False) is None
+    assert training_curve.measured(argparse.Namespace(**{**vars(args), "rerun": True}), previous, "ner", 9,
+                                   False) is None
+    finished = tmp_path / "ner_x9"  # its run is here: read from the run, not the file
+    finished.mkdir()
+    (finished / "experiment.json").write_text("{}")
+    assert training_curve.measured(args, previous, "ner", 9, False) is None
+
+
 def test_training_curve_reads_the_selected_epoch_of_a_cell_from_before_it_was_recorded(tmp_path):
     import training_curve
 
