@@ -10,8 +10,9 @@ A cell is one `python -m bitcode_allennlp.code_stage.experiment` (hashing stage,
 scored on dev, `allennlp bits probe`) in runs/training_curve/TASK_xM[_beta0]/, with REPRODUCTION.md's settings and
 `EPOCHS` = M x 3 (the warm-up is a fraction of the steps, so it grows alike); the validation stage is the same at every
 length. An interrupted cell resumes where it stopped when the script runs again (finished steps are kept, an
-interrupted training goes on with `--recover`). The 1x cells are the committed runs `ewt_pos_beta005.json` and
-`btc_ner_beta005_e3.json` of benchmarks/results/full_data/ (the same commands), unless `--rerun-1x`.
+interrupted training goes on with `--recover`; `--deadline` stops a cell's experiment that many seconds after it
+starts). The 1x cells are the committed runs `ewt_pos_beta005.json` and `btc_ner_beta005_e3.json` of
+benchmarks/results/full_data/ (the same commands), unless `--rerun-1x`.
 
 Writes runs/benchmarks/training_curve.json (`--update-results`: benchmarks/results/) after every cell, keeping the
 rows of cells that this invocation did not run (same `--set`); a cell whose row is in that file and whose run is not
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 import common
-from bitcode_allennlp.code_stage.experiment import selected_epoch
+from bitcode_allennlp.code_stage.experiment import DEADLINE_STATUS, selected_epoch
 
 DATA = common.SHARED_DATA
 TASKS: Dict[str, Dict[str, Any]] = {
@@ -61,6 +62,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--plot-only", action="store_true", help="no training: the table and PNG from finished cells")
     parser.add_argument("--weights", choices=["best", "last"], default="best",
                         help="the hashing stage's epoch that makes the codes: best on dev (AllenNLP's archive) or last")
+    parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                        help="each cell's experiment stops SECONDS after it starts (exit 75); run again to go on")
     parser.add_argument("--work", default=str(common.ROOT / "runs" / "training_curve"))
     parser.add_argument("--png", default=None, help="default: docs/training_curve.png, or runs/benchmarks/ with "
                         "--set or --weights last")
@@ -126,9 +129,14 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
         reuse = ["--hashing-archive", str(last_epoch_archive(base / "hashing", out))]
     command = [sys.executable, "-m", "bitcode_allennlp.code_stage.experiment", task, "--out", str(out), "--plm",
                "minilm", "--train", str(spec["train"]), "--dev", str(spec["dev"]), "--set", *hashing,
-               "--code-set", *spec["code_set"], *reuse]
+               "--code-set", *spec["code_set"], *reuse,
+               *(["--deadline", str(args.deadline)] if args.deadline is not None else [])]
     print("$ " + " ".join(command[1:]), flush=True)
-    subprocess.run(command, check=True, cwd=common.ROOT)
+    status = subprocess.run(command, cwd=common.ROOT).returncode
+    if status == DEADLINE_STATUS:
+        raise SystemExit(f"{out}: stopped at --deadline; run the same command again to go on")
+    if status != 0:
+        raise SystemExit(f"{out}: the experiment failed (exit status {status}); see {out / 'logs'}")
     return finished(out)
 
 

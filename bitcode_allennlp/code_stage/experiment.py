@@ -16,13 +16,17 @@ DEV_MAX_INSTANCES sentences when `--set` gives that cap (re-annotation and both 
 sentences). After both stages, `allennlp bits probe` reads the train and dev codes (do they carry the task? code
 majority, Hamming k-NN, bit and window probes beside the word-majority baseline; `bits/probe.py`) into
 OUT/diagnostics.json, stored in experiment.json under "diagnostics" (`--no-probe` skips it). `--in-process` runs
-the steps in this process. Writes OUT/experiment.json.
+the steps in this process. `--deadline SECONDS` stops the command that many seconds after it started (a job's wall-time
+limit): the step running then gets Ctrl-C (SIGINT; a training keeps its checkpoints, re-annotation the sentences
+coded so far), the command exits with status 75, and the same command run again goes on from there (an interrupted
+training resumes with `--recover`). Writes OUT/experiment.json.
 """
 import argparse
 import contextlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -72,6 +76,27 @@ def archive_config(archive: Path) -> Dict[str, Any]:
         member = tar.extractfile("config.json")
         assert member is not None, f"{archive} has no config.json"
         return json.load(member)
+
+
+DEADLINE_STATUS = 75
+"""Exit status of a command stopped by `--deadline` (EX_TEMPFAIL: run it again to go on)."""
+DEADLINE_GRACE_S = 300.0
+"""How long a step stopped at the deadline may take to save its state before it is killed."""
+
+
+class DeadlineReached(Exception):
+    """`--deadline` passed while STEP ran (stopped with SIGINT) or before it started."""
+
+    def __init__(self, step: str, out: Path, started: bool) -> None:
+        kept = "the finished steps" + (" and what the stopped step saved (a training's checkpoints)" if started else "")
+        super().__init__(f"[{step}] {'stopped' if started else 'not started'} at the deadline (--deadline): {out} "
+                         f"keeps {kept}; run the same command again to go on")
+
+
+def default_sigint() -> None:
+    """In a step's process before exec: Ctrl-C's default action, so that the deadline's SIGINT reaches Python's
+    KeyboardInterrupt (a command started in the background by a shell without job control has SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_metrics(run_dir: Path) -> Dict[str, Any]:
@@ -174,6 +199,9 @@ class ExperimentSettings:
         Run the `allennlp` steps in this process (`run_in_process`), not one subprocess each.
     probe : `bool`, optional (default = `True`)
         Run `allennlp bits probe` on the codes.
+    deadline : `Optional[float]`, optional (default = `None`)
+        Seconds after the experiment starts at which the running step is stopped (`DeadlineReached`); not with
+        `in_process`.
     """
 
     task: str
@@ -190,6 +218,7 @@ class ExperimentSettings:
     same_train_sentences: bool = False
     in_process: bool = False
     probe: bool = True
+    deadline: Optional[float] = None
 
 
 class Experiment:
@@ -199,6 +228,9 @@ class Experiment:
         out = settings.out
         self.task, self.out, self.force, self.cuda_device = settings.task, out, settings.force, settings.cuda_device
         self.in_process = settings.in_process
+        if settings.deadline is not None and settings.in_process:
+            raise ValueError("a deadline stops a step's process: it needs subprocess steps, not in_process")
+        self.stop_at = None if settings.deadline is None else time.time() + settings.deadline
         self.probe = settings.probe
         self.same_train_sentences = settings.same_train_sentences
         self.splits = {"train": settings.train, "dev": settings.dev,
@@ -220,6 +252,8 @@ class Experiment:
             return
         env = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
         env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **variables})
+        if self.stop_at is not None and time.time() >= self.stop_at:
+            raise DeadlineReached(step, self.out, started=False)
         print(f"[{step}] {shown.strip()}", flush=True)
         start = time.time()
         log_path = self.out / "logs" / f"{step}.log"
@@ -228,11 +262,29 @@ class Experiment:
                 returncode = run_in_process([str(a) for a in args], env, log)
             else:
                 # cwd: a checkout's root, so that `-m allennlp` finds the package and `.allennlp_plugins` there
-                returncode = subprocess.run([sys.executable, "-m", "allennlp", *map(str, args)], env=env,
-                                            cwd=resources.checkout(), stdout=log, stderr=subprocess.STDOUT).returncode
+                process = subprocess.Popen([sys.executable, "-m", "allennlp", *map(str, args)], env=env,
+                                           cwd=resources.checkout(), stdout=log, stderr=subprocess.STDOUT,
+                                           preexec_fn=default_sigint)
+                returncode = self.wait(process, step)
         self.durations[step] = round(time.time() - start, 1)
         if returncode != 0:
             raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
+
+    def wait(self, process: "subprocess.Popen[bytes]", step: str) -> int:
+        """The step's exit status; at the deadline, SIGINT to the step, time to save its state (else SIGKILL), and
+        `DeadlineReached`."""
+        if self.stop_at is None:
+            return process.wait()
+        try:
+            return process.wait(timeout=max(0.0, self.stop_at - time.time()))
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=DEADLINE_GRACE_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            raise DeadlineReached(step, self.out, started=True) from None
 
     @staticmethod
     def trained(run_dir: Path) -> Tuple[Path, Path]:
@@ -374,7 +426,12 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                              "the FREEZE_PLM sentence cache) instead of one subprocess each")
     parser.add_argument("--no-probe", action="store_true",
                         help="skip 'allennlp bits probe' on the train and dev codes (the \"diagnostics\")")
+    parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                        help="stop SECONDS after the start (Ctrl-C to the running step, exit status 75); the same "
+                             "command run again goes on (a wall-time limit)")
     args = parser.parse_args(argv)
+    if args.deadline is not None and (args.deadline <= 0 or args.in_process):
+        parser.error("--deadline takes seconds above 0, and subprocess steps (not --in-process)")
     for item in [*args.set, *args.code_set]:
         if "=" not in item or item.split("=", 1)[0] not in CONFIG_VARIABLES:
             parser.error(f"{item!r} is not VAR=VALUE with VAR one of {', '.join(sorted(CONFIG_VARIABLES))}")
@@ -393,9 +450,13 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         plm=plm, hashing_set=args.set, code_set=args.code_set,
         hashing_archive=args.hashing_archive.resolve() if args.hashing_archive else None, cuda_device=args.cuda_device,
         force=args.force, same_train_sentences=args.same_train_sentences, in_process=args.in_process,
-        probe=not args.no_probe)
+        probe=not args.no_probe, deadline=args.deadline)
     experiment = Experiment(settings)
-    row = experiment.run()
+    try:
+        row = experiment.run()
+    except DeadlineReached as stopped:
+        print(stopped, file=sys.stderr, flush=True)
+        raise SystemExit(DEADLINE_STATUS) from None
     print(table([row]))
     if row["diagnostics"] is not None:
         from bitcode_allennlp.bits.probe import summary_line

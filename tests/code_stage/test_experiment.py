@@ -134,3 +134,62 @@ def test_a_training_that_an_interruption_archived_is_not_kept_as_finished(tmp_pa
     calls.clear()
     Experiment(settings).hashing_stage()
     assert calls == []  # finished: kept
+
+
+FAKE_ALLENNLP = """import pathlib, sys, time
+record = pathlib.Path({record!r})
+record.write_text(" ".join(sys.argv[1:]))
+try:
+    time.sleep(120)
+except KeyboardInterrupt:  # the deadline's Ctrl-C: a training would checkpoint here
+    record.write_text(record.read_text() + "\\nSIGINT")
+    sys.exit(130)
+"""
+
+
+def fake_python(tmp_path, monkeypatch):
+    """`sys.executable` replaced by a script that records its arguments and sleeps until SIGINT (a long step)."""
+    record = tmp_path / "step.txt"
+    script = tmp_path / "python"
+    script.write_text(f"#!{sys.executable}\n" + FAKE_ALLENNLP.format(record=str(record)))
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(script))
+    return record
+
+
+def test_the_deadline_stops_the_running_step_with_ctrl_c_and_exits_75(tmp_path, monkeypatch, capsys):
+    import time
+
+    from bitcode_allennlp.code_stage.experiment import DEADLINE_STATUS
+
+    record = fake_python(tmp_path, monkeypatch)
+    out = tmp_path / "exp"
+    start = time.time()
+    with pytest.raises(SystemExit) as stopped:
+        main(["ner", "--out", str(out), "--set", "EPOCHS=27", "--deadline", "2"])
+    assert stopped.value.code == DEADLINE_STATUS == 75
+    assert time.time() - start < 60  # not the step's 120 s: stopped at the deadline
+    arguments, signal_line = record.read_text().splitlines()
+    assert arguments.startswith("-m allennlp train ") and signal_line == "SIGINT"
+    assert capsys.readouterr().err.strip() == (f"[hashing_train] stopped at the deadline (--deadline): {out} keeps the "
+                                               "finished steps and what the stopped step saved (a training's "
+                                               "checkpoints); run the same command again to go on")
+
+
+def test_a_step_is_not_started_after_the_deadline(tmp_path, monkeypatch):
+    from bitcode_allennlp.code_stage.experiment import DeadlineReached, Experiment, ExperimentSettings
+
+    record = fake_python(tmp_path, monkeypatch)
+    settings = ExperimentSettings(task="ner", out=tmp_path, train=tmp_path / "t", dev=tmp_path / "d", deadline=60)
+    experiment = Experiment(settings)
+    experiment.stop_at -= 61  # the deadline has passed
+    with pytest.raises(DeadlineReached, match=r"^\[hashing_train\] not started at the deadline"):
+        experiment.hashing_stage()
+    assert not record.exists()
+    with pytest.raises(ValueError, match="in_process"):
+        Experiment(ExperimentSettings(task="ner", out=tmp_path, train=tmp_path, dev=tmp_path, deadline=60,
+                                      in_process=True))
+    for bad in (["--deadline", "0"], ["--deadline", "60", "--in-process"]):
+        with pytest.raises(SystemExit) as refused:
+            main(["ner", "--out", str(tmp_path / "x"), *bad])
+        assert refused.value.code == 2
