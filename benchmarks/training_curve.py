@@ -54,6 +54,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tasks", default="pos,ner")
     parser.add_argument("--multiples", default="1,3,9", help="epochs as multiples of 3")
     parser.add_argument("--beta0", default="9", help="multiples at which the beta = 0 baseline runs too ('' none)")
+    parser.add_argument("--beta0-only", action="store_true", help="only the beta = 0 cells (at --beta0's multiples)")
     parser.add_argument("--set", nargs="*", default=[], metavar="VAR=VALUE",
                         help="more hashing-stage variables for every cell (e.g. VIEWS=batched), named in the cell")
     parser.add_argument("--rerun-1x", action="store_true", help="run the 1x cells instead of the committed runs")
@@ -64,6 +65,8 @@ def parse_args() -> argparse.Namespace:
                         help="the hashing stage's epoch that makes the codes: best on dev (AllenNLP's archive) or last")
     parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
                         help="each cell's experiment stops SECONDS after it starts (exit 75); run again to go on")
+    parser.add_argument("--cuda-device", type=int, default=-1,
+                        help="GPU id for every step of a cell (CUDA_DEVICE of both stages; not part of a cell's name)")
     parser.add_argument("--work", default=str(common.ROOT / "runs" / "training_curve"))
     parser.add_argument("--png", default=None, help="default: docs/training_curve.png, or runs/benchmarks/ with "
                         "--set or --weights last")
@@ -122,14 +125,16 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
         return finished(out)
     if args.plot_only:
         return None
-    hashing = [*spec["set"], f"EPOCHS={BASE_EPOCHS * multiple}", f"BETA={0 if beta0 else spec['beta']}", *args.set]
+    device = [f"CUDA_DEVICE={args.cuda_device}"] if args.cuda_device >= 0 else []
+    hashing = [*spec["set"], f"EPOCHS={BASE_EPOCHS * multiple}", f"BETA={0 if beta0 else spec['beta']}", *args.set,
+               *device]
     reuse = []
     if last:
         base = Path(args.work) / cell_name(task, multiple, beta0, args.set)
         reuse = ["--hashing-archive", str(last_epoch_archive(base / "hashing", out))]
     command = [sys.executable, "-m", "bitcode_allennlp.code_stage.experiment", task, "--out", str(out), "--plm",
                "minilm", "--train", str(spec["train"]), "--dev", str(spec["dev"]), "--set", *hashing,
-               "--code-set", *spec["code_set"], *reuse,
+               "--code-set", *spec["code_set"], *device, *reuse, "--cuda-device", str(args.cuda_device),
                *(["--deadline", str(args.deadline)] if args.deadline is not None else [])]
     print("$ " + " ".join(command[1:]), flush=True)
     status = subprocess.run(command, cwd=common.ROOT).returncode
@@ -153,7 +158,11 @@ def row(task: str, multiple: int, beta0: bool, experiment: Dict[str, Any]) -> Di
 
 def plot(rows: List[Dict[str, Any]], png: str, last: Sequence[Dict[str, Any]] = ()) -> None:
     """The curves of ROWS per task; LAST (rows of a `--weights last` file) as single validation points."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # a machine without it (the GPU image): the JSON and the table only
+        print(f"no matplotlib: {png} not drawn")
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -222,9 +231,10 @@ def main() -> None:
     multiples = [int(m) for m in args.multiples.split(",")]
     beta0 = [int(m) for m in args.beta0.split(",") if m]
     rows: List[Dict[str, Any]] = []
+    machine = common.machine(**({"torch_info": True, "cuda_device": args.cuda_device} if args.cuda_device >= 0 else {}))
     for task in args.tasks.split(","):
         for multiple in multiples:
-            for baseline in ([False, True] if multiple in beta0 else [False]):
+            for baseline in [b for b in ([False, True] if multiple in beta0 else [False]) if b or not args.beta0_only]:
                 kept = measured(args, previous, task, multiple, baseline)
                 if kept is not None:
                     print(f"kept: {task} {multiple}x{' beta = 0' if baseline else ''} is in {args.out} (--rerun)")
@@ -234,7 +244,7 @@ def main() -> None:
                 if experiment is not None:
                     rows.append(row(task, multiple, baseline, experiment))
                     common.write_json(args.out, {"command": common.command_line(), "earlier_commands": earlier,
-                                                 "machine": common.machine(), "set": args.set,
+                                                 "machine": machine, "set": args.set,
                                                  "rows": merged(previous, rows, args.set)})
     rows = merged(previous, rows, args.set)
     print(common.markdown_table(
@@ -247,7 +257,7 @@ def main() -> None:
     last = json.loads(last_file.read_text())["rows"] if args.weights == "best" and last_file.exists() else []
     if rows:
         plot(rows, args.png, last)
-        print(f"wrote {args.out} and {args.png}")
+        print(f"wrote {args.out}" + (f" and {args.png}" if Path(args.png).exists() else ""))
 
 
 if __name__ == "__main__":

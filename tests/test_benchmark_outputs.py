@@ -124,3 +124,33 @@ def test_training_curve_archives_the_last_epoch_of_a_finished_hashing_stage(tmp_
                                                      "validation": {"scores": {"dev": 0.6}}}))
     assert training_curve.finished(out)["hashing"]["best_epoch"] == 10
     assert training_curve.cell_name("ner", 9, False, ["SEED=1"], last=True) == "ner_x9_SEED-1_last"
+
+
+def test_training_curve_runs_only_the_baselines_and_passes_device_and_deadline_on(tmp_path, monkeypatch):
+    import subprocess
+
+    import pytest
+    import training_curve
+
+    ran = []
+    monkeypatch.setattr(training_curve, "run_cell", lambda args, task, multiple, beta0: ran.append(
+        (task, multiple, beta0)))
+    monkeypatch.setattr(sys, "argv", ["training_curve.py", "--tasks", "ner,pos", "--multiples", "3,9", "--beta0", "9",
+                                      "--beta0-only", "--work", str(tmp_path), "--out", str(tmp_path / "c.json")])
+    training_curve.main()
+    assert ran == [("ner", 9, True), ("pos", 9, True)]
+    # a cell's experiment: the GPU for both stages and every step, not in the cell's name; the deadline passed on
+    monkeypatch.undo()
+    commands = []
+    monkeypatch.setattr(training_curve.subprocess, "run", lambda command, cwd: commands.append(command) or
+                        subprocess.CompletedProcess(command, training_curve.DEADLINE_STATUS))
+    args = argparse.Namespace(work=str(tmp_path), set=["VIEWS=batched"], weights="best", rerun_1x=False,
+                              plot_only=False, cuda_device=0, deadline=500.0)
+    with pytest.raises(SystemExit, match="ner_x9_beta0_VIEWS-batched: stopped at --deadline; run the same command"):
+        training_curve.run_cell(args, "ner", 9, True)
+    command = " ".join(commands[0])
+    assert "--out " + str(tmp_path / "ner_x9_beta0_VIEWS-batched") + " " in command
+    hashing, code = command.split("--set ")[1].split(" --code-set ")
+    assert hashing.split() == ["HEAD_LR=1e-3", "SEED=0", "EPOCHS=27", "BETA=0", "VIEWS=batched", "CUDA_DEVICE=0"]
+    assert code.split()[:4] == ["EPOCHS=20", "CODE_DIM=256", "CODE_BIT_FLIP=0.2", "CUDA_DEVICE=0"]
+    assert command.endswith("--cuda-device 0 --deadline 500.0")

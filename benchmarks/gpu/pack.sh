@@ -1,9 +1,9 @@
 #!/bin/bash
-# Fills .dev/a, .dev/b and .dev/c (ignored through .git/info/exclude): what travels to a GPU machine that has Python
+# Fills .dev/a, .dev/b, .dev/c, .dev/curve_a and .dev/curve_b (ignored through .git/info/exclude): what travels to a GPU machine that has Python
 # 3.12, torch 2.11 and no network, as `carry` of three calls (64 MiB each, the tracked tree included).
 # Run from the repository root with the project's venv active.
 set -e
-echo /.dev/ >> .git/info/exclude
+grep -qx /.dev/ .git/info/exclude || echo /.dev/ >> .git/info/exclude
 mkdir -p .dev/whl .dev/a .dev/b .dev/c
 PLAT="--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform manylinux_2_34_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_31_x86_64"
 # The AllenNLP stack the GPU image lacks (its own numpy, scipy, torch, ... are used), versions of constraints.txt
@@ -13,19 +13,34 @@ done
 pip wheel -q --no-deps -w .dev/whl fairscale==0.4.13 word2number==1.1      # sdists only: pure Python
 bash benchmarks/gpu/build_site.sh 3.12 site312
 tar cJf .dev/a/site312.tar.xz -C .dev/site312 . && cp .dev/a/site312.tar.xz .dev/c/
-python benchmarks/gpu/make_model.py                 # .dev/minilm: the config, tokenizer, sparse.safetensors
+python benchmarks/gpu/make_model.py pos             # .dev/minilm_pos: the config, tokenizer, sparse.safetensors
 tar cJf .dev/a/data.tar.xz -C ../shared/data/pos/ud_english_ewt en_ewt-ud-train.conllu en_ewt-ud-dev.conllu
 cp .dev/a/data.tar.xz .dev/c/
 python - <<'PY'
 from pathlib import Path
 import shutil
-weights = Path(".dev/minilm/sparse.safetensors").read_bytes()
+weights = Path(".dev/minilm_pos/sparse.safetensors").read_bytes()
 Path(".dev/a/minilm.part1").write_bytes(weights[:32_000_000])  # call A: stack, data, first part
 Path(".dev/b/minilm.part2").write_bytes(weights[32_000_000:])  # call B: the rest
 for folder in (".dev/a/minilm_files", ".dev/c/minilm_files"):
     shutil.rmtree(folder, ignore_errors=True)
-    shutil.copytree(".dev/minilm", folder, ignore=shutil.ignore_patterns("sparse.safetensors"))
+    shutil.copytree(".dev/minilm_pos", folder, ignore=shutil.ignore_patterns("sparse.safetensors"))
 PY
 cp benchmarks/gpu/setup_probe.sh benchmarks/gpu/run_b.py .dev/a/ && cp benchmarks/gpu/run_b.py .dev/b/
 cp benchmarks/gpu/speed.sh .dev/c/
-du -cb .dev/a | tail -1; du -cb .dev/b | tail -1; du -cb .dev/c | tail -1
+# curve.sh (training_curve.py cells, both tasks): .dev/curve_a (stack, EWT and BTC, first part), .dev/curve_b
+mkdir -p .dev/curve_a .dev/curve_b
+python benchmarks/gpu/make_model.py pos ner         # .dev/minilm_pos_ner: the rows EWT and BTC index
+cp .dev/a/site312.tar.xz .dev/curve_a/
+tar cJf .dev/curve_a/data.tar.xz -C ../shared/data pos/ud_english_ewt/en_ewt-ud-train.conllu \
+  pos/ud_english_ewt/en_ewt-ud-dev.conllu ner/btc/conll2012/train ner/btc/conll2012/development
+python - <<'PY'
+from pathlib import Path
+import shutil
+weights = Path(".dev/minilm_pos_ner/sparse.safetensors").read_bytes()
+Path(".dev/curve_a/minilm.part1").write_bytes(weights[:28_000_000])
+Path(".dev/curve_b/minilm.part2").write_bytes(weights[28_000_000:])
+shutil.rmtree(".dev/curve_a/minilm_files", ignore_errors=True)
+shutil.copytree(".dev/minilm_pos_ner", ".dev/curve_a/minilm_files", ignore=shutil.ignore_patterns("sparse.safetensors"))
+PY
+for d in a b c curve_a curve_b; do du -cb .dev/$d | tail -1 | sed "s/total/.dev\/$d (+ the tracked tree: at most 64 MiB a call)/"; done
