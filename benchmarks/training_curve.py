@@ -81,6 +81,11 @@ def cell_name(task: str, multiple: int, beta0: bool, extra: Sequence[str] = (), 
             + "".join(f"_{item.replace('=', '-')}" for item in extra) + ("_last" if last else ""))
 
 
+def cell_dir(args: argparse.Namespace, task: str, multiple: int, beta0: bool) -> Path:
+    """The cell's experiment folder under --work (named by its task, length, baseline, `--set` and `--weights`)."""
+    return Path(args.work) / cell_name(task, multiple, beta0, args.set, args.weights == "last")
+
+
 def finished(out: Path) -> Dict[str, Any]:
     """A finished cell's experiment.json, with the hashing stage's selected epoch from its metrics.json where
     experiment.json predates recording it."""
@@ -120,7 +125,7 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
     if multiple == 1 and not beta0 and not args.rerun_1x and not args.set:
         return json.loads((common.COMMITTED / "full_data" / spec["committed"]).read_text())
     last = args.weights == "last"
-    out = Path(args.work) / cell_name(task, multiple, beta0, args.set, last)
+    out = cell_dir(args, task, multiple, beta0)
     if (out / "experiment.json").exists():
         return finished(out)
     if args.plot_only:
@@ -201,7 +206,7 @@ def measured(args: argparse.Namespace, previous: Dict[str, Any], task: str, mult
              beta0: bool) -> Optional[Dict[str, Any]]:
     """The cell's row in the results file it writes over (same `--set`), when its run is not under --work (a fresh
     checkout) and not `--rerun`: a measured cell is not trained again (9x is hours on 2 CPU cores)."""
-    out = Path(args.work) / cell_name(task, multiple, beta0, args.set, args.weights == "last")
+    out = cell_dir(args, task, multiple, beta0)
     if args.rerun or (out / "experiment.json").exists() or previous.get("set", []) != list(args.set):
         return None
     key = (task, BASE_EPOCHS * multiple, beta0)

