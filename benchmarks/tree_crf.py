@@ -271,7 +271,8 @@ def main():
     common.write_json(args.out, {
         "config": vars(args), "other": other.label, "supar_import_error": why,
         "machine": common.machine(torch_info=True), "dtype": "float32", "timings": rows, "peak_memory": memory,
-        "agreement": agree, "memory_method": "torch.profiler profile_memory: peak of the running sum of [memory] events"})
+        "agreement": agree,
+        "memory_method": "torch.profiler profile_memory: peak of the running sum of [memory] events"})
     print(f"\nwrote {args.out}")
 
 

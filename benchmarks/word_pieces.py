@@ -11,7 +11,6 @@ with no piece either way are counted apart. Writes a table and JSON (default `ru
 import argparse
 import os
 import sys
-from pathlib import Path
 
 import common
 

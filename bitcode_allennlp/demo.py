@@ -182,7 +182,8 @@ class Demo:
 
     def train(self) -> Path:
         variables = {"READER": "conll_columns", "TOKEN_POLICY": "repair",
-                     "TRAIN_DATA": shown_path(SAMPLE / "btc_train.conll"), "DEV_DATA": shown_path(SAMPLE / "btc_dev.conll"),
+                     "TRAIN_DATA": shown_path(SAMPLE / "btc_train.conll"),
+                     "DEV_DATA": shown_path(SAMPLE / "btc_dev.conll"),
                      "PLM": self.plm, "EPOCHS": str(self.epochs), **SETTINGS, **self.variables}
         head = "a code-reading head (beyond the paper), " if positive(variables["CODE_HEAD"]) else ""
         frozen = "frozen and cached" if variables["FREEZE_PLM"].strip().lower() in ("1", "true", "yes", "on") \
@@ -277,7 +278,8 @@ class Demo:
         explorer = self.explore(codes)
         (self.out / "demo.json").write_text(json.dumps(self.settings(), indent=1) + "\n", encoding="utf-8")
         seconds = time.time() - self.start
-        self.say(f"\ndone in {seconds:.0f} s. The model: {shown_path(archive)}; logs: {shown_path(self.out / 'logs')}. Next: "
+        self.say(f"\ndone in {seconds:.0f} s. The model: {shown_path(archive)}; "
+                 f"logs: {shown_path(self.out / 'logs')}. Next: "
                  f"the spaCy component and 'allennlp bits' on it (README), or in Python (docs/python_api.md):\n"
                  f"  import bitcode_allennlp\n  model = bitcode_allennlp.load({str(shown_path(archive))!r})\n"
                  f"  print(model.encode('Messi joins Inter Miami').to_table())")

@@ -409,7 +409,8 @@ def spacy(run: Run) -> str:
 BLOCKS: Dict[str, Callable[[Run], str]] = {
     "readme_table": readme_table, "readme_excerpt": readme_excerpt,
     "results_log": results_log, "results_summary": results_summary, "search_london": search_london,
-    "reading_summary": reading_summary, "diff": diff, "explorer": explorer, "readme_explorer": readme_explorer, "python_api": python_api, "spacy": spacy,
+    "reading_summary": reading_summary, "diff": diff, "explorer": explorer, "readme_explorer": readme_explorer,
+    "python_api": python_api, "spacy": spacy,
 }
 """Each block of the pages, by name, made from the run's files."""
 
@@ -447,7 +448,8 @@ def main(argv: Sequence[str] = None) -> int:
         if new != text:
             stale.append(page)
             if args.check:
-                sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True), page, page, n=1))
+                diff = difflib.unified_diff(text.splitlines(True), new.splitlines(True), page, page, n=1)
+                sys.stdout.writelines(diff)
             else:
                 path.write_text(new, encoding="utf-8")
     if args.check and stale:

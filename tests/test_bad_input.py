@@ -269,8 +269,8 @@ def test_rerunning_a_failed_train_is_not_refused(tmp_path, monkeypatch, capsys):
 
 # ---------------------------------------------------------------------------------------------- codes, every parser
 
-BAD_CODES = ["-7724c", "+7724c", "7_724c", "0x7724", " 7724c", "7724c ", "7724c\n", "77 24c", "7724cg", "７7724c", "7724",
-             "07724cc"]  # all but the last two have the right length (6 digits for K = 24)
+BAD_CODES = ["-7724c", "+7724c", "7_724c", "0x7724", " 7724c", "7724c ", "7724c\n", "77 24c", "7724cg", "７7724c",
+             "7724", "07724cc"]  # all but the last two have the right length (6 digits for K = 24)
 
 
 def _reader(code: str, tmp_path: Path):

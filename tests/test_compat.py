@@ -1,5 +1,5 @@
-"""Every version fix in bitcode_allennlp.host.compat, exercised (see the module docstring for what each one repairs), and the
-start-up hook that installs them (with our extensions, whose tests are next to their features')."""
+"""Every version fix in bitcode_allennlp.host.compat, exercised (see the module docstring for what each one repairs),
+and the start-up hook that installs them (with our extensions, whose tests are next to their features')."""
 import json
 import logging
 import os
@@ -31,8 +31,8 @@ def test_startup_hook_does_not_import_allennlp():
 
 
 def test_startup_hook_is_cheap():
-    """Every Python process pays for the hook: it loads `bitcode_allennlp.host.compat` alone (os and sys); the fixes, and
-    `logging` or `threading`, load with the first module named `allennlp*`."""
+    """Every Python process pays for the hook: it loads `bitcode_allennlp.host.compat` alone (os and sys); the fixes,
+    and `logging` or `threading`, load with the first module named `allennlp*`."""
     code = ("import sys; print(sorted(m for m in sys.modules if m.startswith('bitcode_allennlp')), "
             "'logging' in sys.modules, 'threading' in sys.modules)")
     assert python(code) == ("['bitcode_allennlp', 'bitcode_allennlp.host', 'bitcode_allennlp.host.compat', "

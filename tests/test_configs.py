@@ -172,7 +172,8 @@ def test_docs_table_lists_every_config_variable():
 
     rows = [line for line in (ROOT / "docs" / "configs.md").read_text().splitlines() if line.startswith("| `")]
     documented = {name for row in rows for name in re.findall(r"`([A-Z][A-Z_0-9]*)`", row.split("|")[1])}
-    assert documented == CONFIG_VARIABLES, (sorted(CONFIG_VARIABLES - documented), sorted(documented - CONFIG_VARIABLES))
+    assert documented == CONFIG_VARIABLES, (sorted(CONFIG_VARIABLES - documented),
+                                            sorted(documented - CONFIG_VARIABLES))
 
 
 def _imports(path):

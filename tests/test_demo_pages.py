@@ -26,7 +26,7 @@ def test_a_page_that_drifts_from_the_run_is_rewritten(page):
     code = run.predictions[0]["codes"][0]
     assert code in "".join(demo_pages.render(p, (ROOT / p).read_text(encoding="utf-8"), run)
                            for p in demo_pages.PAGES)  # some page shows the run's codes
-    name, body = blocks[0][1], blocks[0][2]
+    body = blocks[0][2]
     drifted = text.replace(body, body.replace("the", "teh", 1) + "a line by hand\n", 1)
     assert drifted != text and demo_pages.render(page, drifted, run) == text
     flat = " ".join(text.split())

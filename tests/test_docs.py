@@ -1,8 +1,8 @@
 """The README and `docs/` stay inside the repository and name only what exists.
 
-- every markdown link (and image) of README.md, docs/*.md and benchmarks/README.md is a relative path to an existing file or folder of
-  the repository (anchors into a markdown page name one of its headings); no URL, nothing outside the checkout,
-  and nothing under `runs/` (which a fresh clone does not have: such paths are written as inline code);
+- every markdown link (and image) of README.md, docs/*.md and benchmarks/README.md is a relative path to an existing
+  file or folder of the repository (anchors into a markdown page name one of its headings); no URL, nothing outside
+  the checkout, and nothing under `runs/` (which a fresh clone does not have: such paths are written as inline code);
 - no page refers to the notes beside a checkout (`../shared/DESIGN.md`, `../shared/papers`, `../shared/COMPAT.md`)
   or to one machine's paths (`/work/...`);
 - README.md has at most 200 lines;

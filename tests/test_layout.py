@@ -107,7 +107,8 @@ def test_every_folder_has_a_layer():
 def test_imports_go_down_the_layers():
     graph = package_graph()
     wrong = [f"{module} (layer {layer(module)}) imports {target} (layer {layer(target)})"
-             for module, targets in sorted(graph.items()) for target in sorted(targets) if layer(target) > layer(module)]
+             for module, targets in sorted(graph.items())
+             for target in sorted(targets) if layer(target) > layer(module)]
     assert not wrong, wrong
 
 

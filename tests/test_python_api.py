@@ -129,7 +129,8 @@ def test_loading_prints_nothing_and_imports_no_command(ner_hash_archive):
     code = (f"import sys, bitcode_allennlp\nmodel = bitcode_allennlp.load({str(ner_hash_archive)!r}, threads=1)\n"
             "print(model.encode('Obama visits Berlin').codes)\n"
             "print(sorted(m for m in sys.modules if m.startswith(('allennlp.commands', 'allennlp_models',"
-            " 'bitcode_allennlp.bits.command', 'bitcode_allennlp.code_stage.hash_corpus', 'bitcode_allennlp.demo'))))\n")
+            " 'bitcode_allennlp.bits.command', 'bitcode_allennlp.code_stage.hash_corpus',"
+            " 'bitcode_allennlp.demo'))))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT,
                             env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     assert result.returncode == 0, result.stderr[-3000:]

@@ -9,7 +9,7 @@
     allennlp bits precision --database train.jsonl --queries dev.jsonl [--k 100]   DHIM precision@k by label
     allennlp bits probe --train train.jsonl --dev dev.jsonl [--json OUT]  do the codes carry the task? (dev accuracy)
     allennlp bits explore CODES.jsonl --out DIR [--archive A --serve]   the code explorer in the browser
-    allennlp bits table PREDICTIONS.jsonl                            aligned words, tags, codes of `allennlp predict` output
+    allennlp bits table PREDICTIONS.jsonl                            `allennlp predict` output: words, tags, codes
     allennlp bits package model.tar.gz --name NAME --version V --data-licence L -o dist/   a pip-installable model
 
 Numbers are checked by argparse (`bitcode_allennlp.host.options`); every output (`--json`, `--out`, `--html`, the

@@ -1,14 +1,15 @@
 """`allennlp bits ...` without AllenNLP: the light process that answers `allennlp bits search` in about a second.
 
-Through AllenNLP, every `allennlp` command first imports torch, transformers, spaCy and all of AllenNLP and its
-plugins (7-9 s), and `bits stats | heatmap | index | search | precision | probe | table | package` and `bits diff --codes` need none
-of it. When the `allennlp` command starts with one of these (`is_light`), `start_light_bits` (an extension run just
-before the `allennlp` package's code, after `host.console.start_cli`) calls `run_bits` before AllenNLP is imported: it builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)"
-help), runs the sub-command, prints a user error as `allennlp bits <command>: error: <message>` (exit status 1, as
-through AllenNLP) and exits. Any other exception, and every error under `BITCODE_DEBUG=1`, is raised with its
-traceback; `start_light_bits` prints it and exits with status 1 (it must not reach the import hook, which would log it and
-go on to AllenNLP's parser, where this process has no `bits`). `bits diff ARCHIVE ...` loads a model and goes through
-AllenNLP as before, as does any `--include-package` other than `bitcode_allennlp`.
+Through AllenNLP, every `allennlp` command first imports torch, transformers, spaCy and all of AllenNLP and its plugins
+(7-9 s), and `bits stats | heatmap | index | search | precision | probe | table | package` and `bits diff --codes` need
+none of it. When the `allennlp` command starts with one of these (`is_light`), `start_light_bits` (an extension run just
+before the `allennlp` package's code, after `host.console.start_cli`) calls `run_bits` before AllenNLP is imported: it
+builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)" help), runs the sub-command, prints
+a user error as `allennlp bits <command>: error: <message>` (exit status 1, as through AllenNLP) and exits. Any other
+exception, and every error under `BITCODE_DEBUG=1`, is raised with its traceback; `start_light_bits` prints it and exits
+with status 1 (it must not reach the import hook, which would log it and go on to AllenNLP's parser, where this process
+has no `bits`). `bits diff ARCHIVE ...` loads a model and goes through AllenNLP as before, as does any
+`--include-package` other than `bitcode_allennlp`.
 
 In that process, and only there, the two AllenNLP names our `bits` modules use are stand-ins with the same interface
 (`bitcode_allennlp.host.names`).

@@ -27,7 +27,8 @@ def _stdin_lines() -> Iterator[Tuple[int, str]]:
 
 def _file_lines(path: str) -> Iterator[Tuple[int, str]]:
     if not os.path.isfile(path):
-        raise DataFormatError(path, None, "a directory, not a predictions file" if os.path.isdir(path) else "no such file")
+        why = "a directory, not a predictions file" if os.path.isdir(path) else "no such file"
+        raise DataFormatError(path, None, why)
     for line in numbered_lines(path):
         if line.error is not None:
             raise line.error

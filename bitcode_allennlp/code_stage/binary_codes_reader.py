@@ -104,7 +104,8 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
         words = record.get("words", codes)
         if not isinstance(words, list) or len(words) != len(codes) or not all(isinstance(w, str) for w in words):
             raise error(f'"words" must be a list of {len(codes)} strings, one per code')
-        sentence: Dict[str, Any] = {"codes": codes, "words": words, "source": record.get("source") or f"{path}:{number}"}
+        source = record.get("source") or f"{path}:{number}"
+        sentence: Dict[str, Any] = {"codes": codes, "words": words, "source": source}
         if "tags" in record and "tree" in record:
             raise error('a line has "tags" (tagging) or "tree" (parsing), not both')
         if "tags" in record:

@@ -21,8 +21,8 @@ installed with ``cli_errors``):
 * `get_json_data` (``allennlp predict``'s `_PredictManager`): input lines are read as UTF-8 JSON objects and checked
   by the predictor's `check_input` (`bitcode_allennlp.model.predictor`). A bad line is a `DataFormatError`
   ``<input>, line <n>: <what is wrong>``; every line of an input file is checked before the first prediction, so a
-  failed run writes no predictions (an output file left empty by a failed run is removed). ``--skip-bad-lines`` (added to
-  ``allennlp predict``) instead logs each bad line as a warning, predicts the others, and ends with a count.
+  failed run writes no predictions (an output file left empty by a failed run is removed). ``--skip-bad-lines``
+  (added to ``allennlp predict``) instead logs each bad line as a warning, predicts the others, and ends with a count.
 * `extracted_archive` (``allennlp.models.archival``): an empty, truncated or non-tar.gz `model.tar.gz`, or one
   without `config.json`, raises `ArchiveError` ``<archive>: <what is wrong>`` and leaves no temporary folder.
 * `wrap_create_serialization_dir` (``allennlp.training.util``): a serialization directory that holds only what a

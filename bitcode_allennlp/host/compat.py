@@ -71,7 +71,7 @@ _patching = None  # the module bitcode_allennlp.host.patching, once an AllenNLP 
 
 
 def _load_fixes():
-    """Loads the version fixes and our extensions (each registers itself) and returns `bitcode_allennlp.host.patching`."""
+    """Loads the version fixes and our extensions (each registers itself); returns `bitcode_allennlp.host.patching`."""
     global _patching
     if _patching is None:
         from bitcode_allennlp.host import compat_fixes, extensions, patching  # noqa: F401 (they register their fixes)

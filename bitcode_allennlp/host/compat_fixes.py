@@ -1,9 +1,10 @@
 """The code of the version fixes described in `bitcode_allennlp.host.compat` (read its docstring first).
 
-Loaded by `bitcode_allennlp.host.compat` when a module whose name starts with ``allennlp`` is first looked up. Each fix is
-registered to run just before (`before`) or just after (`after`) the code of the module it repairs, and rebinds what
-it changes through `bitcode_allennlp.host.patching.patch` (the original kept as ``__wrapped__``, applied once, listed in
-`report()`). Our extensions (features, not version fixes) are installed the same way from `bitcode_allennlp.host.extensions`.
+Loaded by `bitcode_allennlp.host.compat` when a module whose name starts with ``allennlp`` is first looked up. Each fix
+is registered to run just before (`before`) or just after (`after`) the code of the module it repairs, and rebinds what
+it changes through `bitcode_allennlp.host.patching.patch` (the original kept as ``__wrapped__``, applied once, listed
+in `report()`). Our extensions (features, not version fixes) are installed the same way from
+`bitcode_allennlp.host.extensions`.
 Kept cheap (no `typing`, no `importlib.abc`, no `logging` until a fix logs).
 """
 import os

@@ -1,11 +1,10 @@
 """What the `allennlp` command prints: its results, progress bars, warnings and errors, but no INFO log flood.
 
-Standard library only: the light `allennlp bits` process (`bitcode_allennlp.bits.light`) uses this module
-without importing AllenNLP. An extension of AllenNLP, not a version fix: `start_cli` runs when the `allennlp` command
-starts, and the `install_*` functions at the end patch AllenNLP's modules as they load (`bitcode_allennlp.host.extensions`
-lists them; the patch names are ``quiet_cli``, ``light_bits``, ``verbose_flag``, ``quiet_training``,
-``quiet_predict``, ``evaluate_metrics``).
-
+Standard library only: the light `allennlp bits` process (`bitcode_allennlp.bits.light`) uses this module without
+importing AllenNLP. An extension of AllenNLP, not a version fix: `start_cli` runs when the `allennlp` command starts,
+and the `install_*` functions at the end patch AllenNLP's modules as they load (`bitcode_allennlp.host.extensions` lists
+them; the patch names are ``quiet_cli``, ``light_bits``, ``verbose_flag``, ``quiet_training``, ``quiet_predict``,
+``evaluate_metrics``).
 Quiet, the command's default:
 
 * stdout holds the results: `allennlp predict` prints one JSON line per prediction, `allennlp evaluate` the final

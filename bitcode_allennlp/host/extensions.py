@@ -1,5 +1,5 @@
-"""Our extensions of AllenNLP: features, not version fixes (those are `bitcode_allennlp.host.compat`), installed the same
-way, when the AllenNLP module each one changes is first imported.
+"""Our extensions of AllenNLP: features, not version fixes (those are `bitcode_allennlp.host.compat`), installed the
+same way, when the AllenNLP module each one changes is first imported.
 
 Each row names the patch, the AllenNLP module, whether the function runs just before or just after that module's
 code, and the function (``module:function``, imported only then, so that this table costs nothing at start-up). Each

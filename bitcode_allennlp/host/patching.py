@@ -11,11 +11,12 @@ it rebinds ``owner.<name>`` to ``make_replacement(original)`` and
 * records the patch: `APPLIED` (mark -> one-line reason, what `bitcode_allennlp.host.compat.report()` returns) and
   `PATCHED` (mark -> the ``owner.name`` it rebinds).
 
-Who calls it: the version fixes (`bitcode_allennlp.host.compat_fixes`) and our extensions (`bitcode_allennlp.host.extensions`
-lists them; their code lives next to each feature). Both register, per AllenNLP module, a function that runs just
-before or just after that module's code (`before`, `after`; an extension by ``"module:function"`` name, imported only
-then). `bitcode_allennlp.host.compat`'s import hook calls `find_spec` here, which wraps the loader of each registered
-module. Loaded when the first module named ``allennlp*`` is looked up, so it imports only `_thread`, `sys` and `types`.
+Who calls it: the version fixes (`bitcode_allennlp.host.compat_fixes`) and our extensions
+(`bitcode_allennlp.host.extensions` lists them; their code lives next to each feature). Both register, per AllenNLP
+module, a function that runs just before or just after that module's code (`before`, `after`; an extension by
+``"module:function"`` name, imported only then). `bitcode_allennlp.host.compat`'s import hook calls `find_spec` here,
+which wraps the loader of each registered module. Loaded when the first module named ``allennlp*`` is looked up, so it
+imports only `_thread`, `sys` and `types`.
 """
 import _thread
 import sys

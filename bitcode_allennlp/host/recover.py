@@ -1,8 +1,8 @@
 """Exact `allennlp train --recover`: the random generator states a checkpoint needs, and where to put them back.
 
 An AllenNLP bug (any torch), repaired by an extension installed when AllenNLP's trainer is imported
-(`install_exact_recover`, patch ``exact_recover``; `bitcode_allennlp.host.extensions`): `allennlp train --recover` from a
-mid-epoch checkpoint (``checkpointer: {save_every_num_batches: N}``) does not continue the interrupted run. The
+(`install_exact_recover`, patch ``exact_recover``; `bitcode_allennlp.host.extensions`): `allennlp train --recover` from
+a mid-epoch checkpoint (``checkpointer: {save_every_num_batches: N}``) does not continue the interrupted run. The
 checkpoint holds the weights, the optimizer, the learning-rate scheduler and the metric tracker, and the trainer
 replays the data loader up to the saved batch (so the data order is right), but no random generator state is saved:
 after the resume, dropout draws from the generator as left by model construction, and the run drifts (ner_hash on

@@ -128,7 +128,9 @@ class FrozenTransformerMismatchedEmbedder(TokenEmbedder):
         plm.to(token_ids.device)
 
         def compute(rows: torch.Tensor) -> Tuple[torch.Tensor]:
-            pick = (lambda t: None if t is None else t.index_select(0, rows))
+            def pick(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+                return None if t is None else t.index_select(0, rows)  # (missing, ...)
+
             return (plm(pick(token_ids), pick(mask), pick(offsets), pick(wordpiece_mask), pick(type_ids),
                         pick(segment_concat_mask)),)  # (missing, words, d)
 

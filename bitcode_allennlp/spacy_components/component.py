@@ -5,11 +5,12 @@
     doc = nlp("Obama visits Berlin today")
     doc.ents, [token._.bitcode for token in doc]
 
-Where this sits: the component hands each sentence's words (the pipeline's own tokens, whitespace tokens left out)
-to the model of the Python API (`bitcode_allennlp.load`: the archive's default predictor, `hash_tagger` /
-`hash_parser`, with `{"tokens": ...}`) and writes back the `Encoded` sentences it returns. Every component sets `Token._.bitcode` (hex) and `Token._.bits` (K 0/1 ints);
-`bitcode_tagger` sets `token.tag_`, `bitcode_ner` `doc.ents`, `bitcode_parser` benepar's span extensions
-(`host/extensions.py`; the tags already on the tokens, e.g. from a spaCy tagger, go into its trees).
+Where this sits: the component hands each sentence's words (the pipeline's own tokens, whitespace tokens left out) to
+the model of the Python API (`bitcode_allennlp.load`: the archive's default predictor, `hash_tagger` / `hash_parser`,
+with `{"tokens": ...}`) and writes back the `Encoded` sentences it returns. Every component sets `Token._.bitcode` (hex)
+and `Token._.bits` (K 0/1 ints); `bitcode_tagger` sets `token.tag_`, `bitcode_ner` `doc.ents`, `bitcode_parser`
+benepar's span extensions (`host/extensions.py`; the tags already on the tokens, e.g. from a spaCy tagger, go into its
+trees).
 
 Docs are split into sentences: the pipeline's own boundaries, else a rule-based `Sentencizer` sets them (whitespace
 tokens never start a sentence then). A sentence

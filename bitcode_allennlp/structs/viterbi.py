@@ -38,10 +38,10 @@ Backends (``backend=``, or the environment variable ``BITCODE_VITERBI``; default
   CPU.
 * ``auto`` -- ``numba`` for CPU tensors where numba imports, else ``torch``.
 
-Cost of the torch backend: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over positions only; values
-only, ``amax``, which is about 3x faster on CPU than ``max`` with indices), and a back-trace, also batched, that
-recomputes the argmax for the chosen state of each sentence only (a ``(batch, tags + 2)`` add-and-argmax per
-position, over the same floats, so the same choice as back-pointers would give).
+Cost of the torch backend: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over
+positions only; values only, ``amax``, which is about 3x faster on CPU than ``max`` with indices), and a back-trace,
+also batched, that recomputes the argmax for the chosen state of each sentence only (a ``(batch, tags + 2)``
+add-and-argmax per position, over the same floats, so the same choice as back-pointers would give).
 """
 import os
 from typing import Any, List, Optional, Tuple

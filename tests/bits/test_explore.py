@@ -93,8 +93,8 @@ def test_the_command_is_light_without_serve_and_checks_its_arguments(tmp_path):
     assert bad.returncode == 1 and "--serve needs --archive" in bad.stderr
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
-    bad = subprocess.run([sys.executable, "-m", "allennlp", "bits", "explore", str(empty), "--out", str(tmp_path / "z")],
-                         capture_output=True, text=True)
+    command = [sys.executable, "-m", "allennlp", "bits", "explore", str(empty), "--out", str(tmp_path / "z")]
+    bad = subprocess.run(command, capture_output=True, text=True)
     assert bad.returncode == 1 and "empty.jsonl: empty codes file" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -122,8 +122,9 @@ def test_the_server_answers_encode_diff_and_refuses_bad_requests(ner_hash_archiv
             assert json.loads(answer.read()) == {"archive": model.archive, "task": "ner", "num_bits": 24}
         with urllib.request.urlopen(base + "/index.html") as answer:
             assert b"bitcode explorer" in answer.read()
-        encoded = post("/api/encode", {"sentences": ["Obama visits Berlin", ["Rain", "in", "Leeds"]]})
-        assert encoded["predictions"] == [e.to_dict() for e in model.encode(["Obama visits Berlin", ["Rain", "in", "Leeds"]])]
+        sentences = ["Obama visits Berlin", ["Rain", "in", "Leeds"]]
+        encoded = post("/api/encode", {"sentences": sentences})
+        assert encoded["predictions"] == [e.to_dict() for e in model.encode(sentences)]
         diff = post("/api/diff", {"a": "I love Paris", "b": "I love Paris Hilton"})
         assert [pair[:2] for pair in diff["pairs"]] == [[0, 0], [1, 1], [2, 2], [None, 3]]
         for path, body, status in (("/api/encode", {"sentences": []}, 400), ("/api/encode", {}, 400),

@@ -165,7 +165,8 @@ def test_the_served_page_encodes_typed_sentences_as_allennlp_predict(browser, ex
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         eb.open_page(browser, base + "#type?text=Obama%20visits%20Berlin%20today")
         eb.console_errors(browser)
-        predicted = server.RequestHandlerClass.func.model.predictor.predict_json({"sentence": "Obama visits Berlin today"})
+        predictor = server.RequestHandlerClass.func.model.predictor
+        predicted = predictor.predict_json({"sentence": "Obama visits Berlin today"})
         tokens = browser.find_elements("css selector", "#typed .tok")
         assert [t.get_attribute("data-code") for t in tokens] == predicted["codes"]
         assert [t.get_attribute("data-word") for t in tokens] == predicted["words"]

@@ -49,14 +49,16 @@ def test_codes_are_the_models_predicted_codes_and_round_trip(ner_hash_archive, t
 
 def test_subtoken_budget_bounds_batches_and_keeps_codes(ner_hash_archive, tmp_path, monkeypatch):
     """Re-annotation batches by padded sub-tokens too; batching never changes a code (eval mode)."""
-    import bitcode_allennlp.code_stage.hash_corpus as hash_corpus
-
     archive = load_archive(ner_hash_archive)
     reader = archive.validation_dataset_reader
     shapes = []
     predict_codes = archive.model.predict_codes
-    monkeypatch.setattr(archive.model, "predict_codes",
-                        lambda tokens: shapes.append(tuple(tokens["tokens"]["token_ids"].shape)) or predict_codes(tokens))
+
+    def counted(tokens):
+        shapes.append(tuple(tokens["tokens"]["token_ids"].shape))  # (sentences, pieces)
+        return predict_codes(tokens)
+
+    monkeypatch.setattr(archive.model, "predict_codes", counted)
     reannotate(archive.model, reader, str(NER_DEV), str(tmp_path / "big.jsonl"), progress=False)
     big = [json.loads(line)["codes"] for line in (tmp_path / "big.jsonl").read_text().splitlines()]
     shapes.clear()

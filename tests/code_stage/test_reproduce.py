@@ -91,6 +91,6 @@ def test_full_profile_fine_tunes_the_plm_on_whole_files(tmp_path):
     config = json.loads((tmp_path / "runs" / run["cell"] / "seed1" / "hashing" / "config.json").read_text())
     embedder = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]
     assert embedder["type"] == "plm_words" and embedder["train_parameters"] is True
-    assert "max_instances" not in config["dataset_reader"] and "max_instances" not in config["validation_dataset_reader"]
+    assert all("max_instances" not in config[reader] for reader in ("dataset_reader", "validation_dataset_reader"))
     assert run["trainable_parameters"] > 0.99 * results["cells"][run["cell"]]["parameters"]["hashing"]  # PLM trains
     assert "fine-tuned (as in the paper)" in (tmp_path / "results.md").read_text()

@@ -15,7 +15,8 @@ def window(monkeypatch):
     monkeypatch.setenv("CODE_FF", "128")
 
 
-@pytest.mark.parametrize("config, codes", [("ner_code.jsonnet", "ner.dev.jsonl"), ("pos_code.jsonnet", "pos.dev.jsonl")])
+@pytest.mark.parametrize("config, codes",
+                         [("ner_code.jsonnet", "ner.dev.jsonl"), ("pos_code.jsonnet", "pos.dev.jsonl")])
 def test_window_model_reads_codes_only(window, config, codes, tmp_path):
     model, reader, _ = build(config, seed=0, eval_mode=True)
     assert isinstance(model.encoder, WindowFeedForwardEncoder) and model.encoder.get_input_dim() == 48

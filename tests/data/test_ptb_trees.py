@@ -78,7 +78,8 @@ def test_remove_traces_and_root_wrappers():
     "text, line, words",
     [
         ("(S (NP (NN a))\n(S (NN b))\n", 1, "the '(' at column 1 is not closed before the tree that starts at line 3"),
-        ("(S (NN ok))\n  (S (NP (NN a))\n   (NN b)\n", 2, "column 3 is not closed before the tree that starts at line 5"),
+        ("(S (NN ok))\n  (S (NP (NN a))\n   (NN b)\n", 2,
+         "column 3 is not closed before the tree that starts at line 5"),
         ("(S (NN a)))\n", 1, "')' at column 11 closes nothing"),
         ("(S (NN a)) junk\n", 1, "text 'junk' at column 12 is outside any bracket"),
         ("( (S (NP-SBJ (-NONE- *)) (VP (-NONE- *T*))) )\n", 1, "tree has no words after removing -NONE- traces"),

@@ -93,7 +93,8 @@ def test_hash_layer_views_run_the_plm_once(monkeypatch):
 def test_split_batch_cuts_tensors_and_named_tuples_in_halves():
     scores, hashes = torch.arange(12.0).view(4, 3), torch.arange(8.0).view(4, 2)
     first, second = split_batch(View(scores=scores, hash_scores=hashes), 2)
-    assert isinstance(first, View) and torch.equal(first.scores, scores[:2]) and torch.equal(second.hash_scores, hashes[2:])
+    assert isinstance(first, View) and torch.equal(first.scores, scores[:2])
+    assert torch.equal(second.hash_scores, hashes[2:])
     assert split_batch(View(scores=scores, hash_scores=None), 2)[1].hash_scores is None
 
 

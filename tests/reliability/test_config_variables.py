@@ -212,7 +212,8 @@ GOOD = [
     {"K": "1", "DROPOUT": "0", "SEED": "0", "EPOCHS": " 2 ", "BETA": "0", "LR": "1e-3", "MAX_LENGTH": "8"},
     {"K": "63", "DROPOUT": "0.99", "SEED": "4294967295", "MAX_LENGTH": "none", "PLM_LAYER": "-1", "CUDA_DEVICE": "-1"},
     {"K": "2.4e1", "MAX_LENGTH": " OFF ", "PLM_LAYER": "mix", "WORKERS": "1", "TWO_VIEWS": "Yes", "CODE_WINDOW": "0",
-     "CODE_ENCODER": "lstm", "TAU": ".5", "PLM": str(TINY_BERT), "TRAIN_DATA": str(NER_TRAIN), "DEV_DATA": str(NER_DEV)},
+     "CODE_ENCODER": "lstm", "TAU": ".5", "PLM": str(TINY_BERT), "TRAIN_DATA": str(NER_TRAIN),
+     "DEV_DATA": str(NER_DEV)},
 ]
 
 

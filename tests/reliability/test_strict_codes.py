@@ -1,8 +1,8 @@
-"""One strict check of codes and bits (`bitcode_allennlp.common.code_format.check_codes` / `check_bits`, issue 29 class 10):
-every public function that takes packed codes or bits -- the format (`code_format`), its torch side (`codes`) and the
-Hamming index (`bits.index`) -- refuses what the command line refuses (floats, bools for codes, negative values,
-codes wider than K, bits other than 0 and 1) with ``<argument> must be <what>, got <value> (<where>)``, naming the
-first offending value and its position; integer arrays of another dtype are converted when nothing is lost."""
+"""One strict check of codes and bits (`bitcode_allennlp.common.code_format.check_codes` / `check_bits`, issue 29 class
+10): every public function that takes packed codes or bits -- the format (`code_format`), its torch side (`codes`) and
+the Hamming index (`bits.index`) -- refuses what the command line refuses (floats, bools for codes, negative values,
+codes wider than K, bits other than 0 and 1) with ``<argument> must be <what>, got <value> (<where>)``, naming the first
+offending value and its position; integer arrays of another dtype are converted when nothing is lost."""
 import re
 
 import numpy as np

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from bitcode_allennlp.structs.tree_crf import cky, inside, marginals, span_mask, spans_to_mask, tree_crf_loss, tree_score
+from bitcode_allennlp.structs.tree_crf import (cky, inside, marginals, span_mask, spans_to_mask, tree_crf_loss,
+                                               tree_score)
 
 LENGTHS = [1, 3, 6, 2, 5, 4]
 

@@ -167,7 +167,8 @@ def test_code_head_bit_flip_flips_what_the_head_reads_in_training_only(monkeypat
     flipped = (read[-1][mask] != signs[mask]).float().mean().item()  # share of bits the head read flipped
     assert 0.2 < flipped < 0.4
     monkeypatch.setenv("CODE_HEAD_FLIP", "1")
-    with pytest.raises(Exception, match=re.escape('environment variable CODE_HEAD_FLIP="1" must be a number in [0, 1)')):
+    message = 'environment variable CODE_HEAD_FLIP="1" must be a number in [0, 1)'
+    with pytest.raises(Exception, match=re.escape(message)):
         build("pos_hash.jsonnet")  # the config variable's check, before the head's own (bit_flip)
 
 

@@ -31,7 +31,7 @@ def brute_force(bits, labels, mask):
     bits = bits.reshape(-1, bits.size(-1))
     labels = labels.reshape(-1)
     keep = mask.reshape(-1)
-    words = [(tuple(b.tolist()), int(l)) for b, l, k in zip(bits, labels, keep) if k]
+    words = [(tuple(b.tolist()), int(label)) for b, label, k in zip(bits, labels, keep) if k]
     result = dict.fromkeys(KEYS, 0.0)
     if not words:
         return result

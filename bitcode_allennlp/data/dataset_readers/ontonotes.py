@@ -59,8 +59,9 @@ def parse_ne_column(path: str, values: List[str], lines: List[int]) -> List[Span
         else:
             open_label, start = match.group(1), index
     if open_label is not None:
-        raise DataFormatError(path, lines[start], f"NE bracket {'(' + open_label + '*'!r} is still open at the end of the "
-                                                  f"sentence (line {lines[-1]})")
+        bracket = "(" + open_label + "*"
+        raise DataFormatError(path, lines[start], f"NE bracket {bracket!r} is still open at the end of the sentence "
+                                                  f"(line {lines[-1]})")
     return spans
 
 

@@ -159,7 +159,8 @@ class HashSpanParser(HashingModel):
         if self.boundary == "left":
             return torch.cat([self.bos.expand(batch, 1, dim), encoded], dim=1)  # (batch, n+1, d): k ↦ word k-1
         lengths = mask.sum(dim=-1)  # (batch,)
-        padded = torch.cat([self.bos.expand(batch, 1, dim), encoded, encoded.new_zeros(batch, 1, dim)], dim=1)  # (batch, n+2, d)
+        padded = torch.cat([self.bos.expand(batch, 1, dim), encoded, encoded.new_zeros(batch, 1, dim)],
+                           dim=1)  # (batch, n+2, d)
         after = torch.arange(n + 2, device=encoded.device)[None, :] == (lengths + 1)[:, None]  # (batch, n+2)
         padded = torch.where(after[..., None], self.eos.expand(batch, n + 2, dim), padded)  # (batch, n+2, d)
         half = dim // 2
@@ -171,7 +172,8 @@ class HashSpanParser(HashingModel):
         encoded, scores = self.encode(tokens, mask, embedded)  # (batch, n, d), (batch, n, K)
         fence = self._fenceposts(self.dropout(encoded), mask)  # (batch, n+1, d)
         span = self.span_attention(self.span_left(fence), self.span_right(fence)).squeeze(1)  # (batch, n+1, n+1)
-        label = self.label_attention(self.label_left(fence), self.label_right(fence)).permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)
+        label = self.label_attention(self.label_left(fence), self.label_right(fence))  # (batch, L, n+1, n+1)
+        label = label.permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)
         return View(scores=SpanScores(span, label), hash_scores=scores)
 
     def _loss_divisor(self, mask: torch.BoolTensor) -> Union[int, torch.Tensor]:
