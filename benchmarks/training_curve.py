@@ -161,8 +161,10 @@ def row(task: str, multiple: int, beta0: bool, experiment: Dict[str, Any]) -> Di
             "durations_s": experiment.get("durations_s"), "commands": experiment.get("commands")}
 
 
-def plot(rows: List[Dict[str, Any]], png: str, last: Sequence[Dict[str, Any]] = ()) -> None:
-    """The curves of ROWS per task; LAST (rows of a `--weights last` file) as single validation points."""
+def plot(rows: List[Dict[str, Any]], png: str, last: Sequence[Dict[str, Any]] = (),
+         settings: Sequence[str] = ()) -> None:
+    """The curves of ROWS per task; LAST (rows of a `--weights last` file) as single validation points; SETTINGS
+    (`--set`) in the titles."""
     try:
         import matplotlib
     except ImportError:  # a machine without it (the GPU image): the JSON and the table only
@@ -191,7 +193,8 @@ def plot(rows: List[Dict[str, Any]], png: str, last: Sequence[Dict[str, Any]] = 
         axis.set_xticks([r["epochs"] for r in cells], [str(r["epochs"]) for r in cells])
         axis.set_xticks([], minor=True)  # no log-scale minor labels between the cells
         axis.set_xlabel("hashing-stage epochs")
-        axis.set_title(TASKS[task]["name"] + ", the paper's method alone")
+        variant = "with " + " ".join(settings) if settings else "the paper's method alone"
+        axis.set_title(f"{TASKS[task]['name']}, {variant}")
         axis.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)  # below the axes
     figure.tight_layout()
     Path(png).parent.mkdir(parents=True, exist_ok=True)
@@ -261,7 +264,7 @@ def main() -> None:
     last_file = Path(args.out).with_name(Path(args.out).stem + "_last.json")  # `--weights last` beside this file
     last = json.loads(last_file.read_text())["rows"] if args.weights == "best" and last_file.exists() else []
     if rows:
-        plot(rows, args.png, last)
+        plot(rows, args.png, last, args.set)
         print(f"wrote {args.out}" + (f" and {args.png}" if Path(args.png).exists() else ""))
 
 

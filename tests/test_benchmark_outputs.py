@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -154,3 +156,18 @@ def test_training_curve_runs_only_the_baselines_and_passes_device_and_deadline_o
     assert hashing.split() == ["HEAD_LR=1e-3", "SEED=0", "EPOCHS=27", "BETA=0", "VIEWS=batched", "CUDA_DEVICE=0"]
     assert code.split()[:4] == ["EPOCHS=20", "CODE_DIM=256", "CODE_BIT_FLIP=0.2", "CUDA_DEVICE=0"]
     assert command.endswith("--cuda-device 0 --deadline 500.0")
+
+
+def test_training_curve_plot_names_the_settings_it_ran_with(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    import training_curve
+
+    titles = []
+    monkeypatch.setattr(Figure, "savefig", lambda figure, *_, **__: titles.extend(a.get_title() for a in figure.axes))
+    rows = [{"task": "pos", "epochs": epochs, "beta0": False, "hashing": 96.0, "validation": 95.0, "bit_mlp": 94.0}
+            for epochs in (3, 9)]
+    training_curve.plot(rows, str(tmp_path / "plain.png"))
+    training_curve.plot(rows, str(tmp_path / "qk.png"), settings=["QK_ONLY=true"])
+    assert titles == ["UD EWT POS (XPOS), the paper's method alone", "UD EWT POS (XPOS), with QK_ONLY=true"]
