@@ -21,7 +21,7 @@ install:
 lint:
 	$(PYTHON) -m ruff check .
 
-# The lint, then two pytest workers (pytest-xdist; one torch thread each, tests/conftest.py): about 10 minutes on
+# The lint, then two pytest workers (pytest-xdist; one torch thread each, tests/conftest.py): 16-18 minutes on
 # 2 CPU cores.
 TEST_WORKERS ?= 2
 test: lint
