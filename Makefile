@@ -1,7 +1,7 @@
 # Set-up and everyday commands. Run inside the virtual environment you want to use.
 PYTHON ?= python
-# The CPU wheel torch==2.13.0 is on disk on the project machines; elsewhere any torch>=2.1 works:
-#   make install TORCH="torch>=2.1"
+# The CPU wheel torch==2.13.0 is on disk on the project machines; elsewhere any torch>=2.6 works (its torch.load refuses pickled code: SECURITY.md):
+#   make install TORCH="torch>=2.6"
 TORCH ?= torch==2.13.0
 PIP = $(PYTHON) -m pip
 

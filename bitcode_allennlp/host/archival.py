@@ -30,12 +30,16 @@ not extracted; one that cannot be read at all (empty, truncated, not a gzipped t
 `bad_input.extracted_archive`, which names what is wrong. Standard library only at import time (imported while
 AllenNLP loads).
 """
+import contextvars
 import json
 import logging
 import os
+import pickle
+import re
 import shutil
 import tarfile
 import zlib
+from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from bitcode_allennlp.host.patching import patch
@@ -128,6 +132,11 @@ def use_archived_transformers(config, serialization_dir: Union[str, os.PathLike]
             folder = index.get(params["model_name"])
             if folder is None:
                 continue
+            if not isinstance(folder, str) or folder in ("", ".", "..") or "/" in folder or "\\" in folder:
+                from bitcode_allennlp.host.errors import ArchiveError
+
+                raise ArchiveError(_LOADING.get() or serialization_dir, f"refused: its {TRANSFORMERS_DIR}/"
+                                   f"{INDEX_NAME} names the folder {folder!r}, not a folder inside {TRANSFORMERS_DIR}/")
             params["model_name"] = os.path.join(serialization_dir, TRANSFORMERS_DIR, folder)
             if section == "model":
                 params["load_weights"] = False
@@ -138,9 +147,10 @@ def use_archived_transformers(config, serialization_dir: Union[str, os.PathLike]
 
 def config_problem(text: Union[str, bytes], overrides: Any = "") -> Optional[str]:
     """
-    What is wrong with the text of an archive's `config.json` for `load_archive`, or `None`: it must be a JSON
-    object (jsonnet is accepted too, as AllenNLP reads it) with `model` and `dataset_reader` objects (or a type
-    name, AllenNLP's short form); with `overrides` only the object is required (they may add sections).
+    What is wrong with the text of an archive's `config.json` for `load_archive`, or `None`: it must be a plain
+    JSON object (never jsonnet: `allennlp train` writes JSON, and jsonnet could read files and the environment) with
+    `model` and `dataset_reader` objects (or a type name, AllenNLP's short form); with `overrides` only the object
+    is required (they may add sections).
     """
     if isinstance(text, bytes):
         try:
@@ -151,10 +161,9 @@ def config_problem(text: Union[str, bytes], overrides: Any = "") -> Optional[str
     try:
         config = json.loads(text)
     except json.JSONDecodeError as error:
-        config = _jsonnet_value(text)
-        if config is None:
-            return (f"not a model archive, or a damaged one: its {CONFIG_NAME} is not JSON ({error.msg} at line "
-                    f"{error.lineno}, column {error.colno})")
+        return (f"not a model archive, or a damaged one: its {CONFIG_NAME} is not JSON ({error.msg} at line "
+                f"{error.lineno}, column {error.colno}); an archive's config is read as plain JSON, never evaluated "
+                "as jsonnet")
     if not isinstance(config, dict):
         return (f"not a model archive: its {CONFIG_NAME} is a JSON {_json_type(config)}, not an object with "
                 "\"model\" and \"dataset_reader\"")
@@ -173,18 +182,6 @@ def config_problem(text: Union[str, bytes], overrides: Any = "") -> Optional[str
 def _json_type(value: Any) -> str:
     return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
         type(value), "number")
-
-
-def _jsonnet_value(text: str) -> Any:
-    """`text` evaluated as jsonnet (what AllenNLP's `Params.from_file` does), or `None` if it is not jsonnet."""
-    try:
-        from _jsonnet import evaluate_snippet
-    except ImportError:
-        return None
-    try:
-        return json.loads(evaluate_snippet(CONFIG_NAME, text, ext_vars=dict(os.environ)))
-    except Exception:  # not jsonnet either: the JSON error is the one reported
-        return None
 
 
 def _archive_members(path: str) -> Tuple[Optional[bytes], bool, bool]:
@@ -264,13 +261,119 @@ def read_archive_config(archive_file: Union[str, os.PathLike]) -> Dict[str, Any]
         raise ArchiveError(path, f"not a readable model archive ({error})") from None
     if text is None:
         raise ArchiveError(path, f"not a model archive: no {CONFIG_NAME} inside")
+    return json.loads(text)  # check_archive found a JSON object
+
+
+# ------------------------------------------------------------------------------------------------ untrusted archives
+
+
+def unsafe_member(member: tarfile.TarInfo) -> Optional[str]:
+    """Why an archive's member must not be extracted (``"is a symbolic link (to '/etc')"``), or `None`: only regular
+    files and folders whose names stay inside the archive's folder, without set-user/group-ID bits. Shared by loading
+    (`checked_members`) and `allennlp bits package`."""
+    name = member.name
+    if not name or "\x00" in name:
+        return "has an empty name"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "has an absolute name"
+    if ".." in re.split(r"[/\\]", name):
+        return "has a '..' in its name (it would extract outside the model's folder)"
+    if member.issym():
+        return f"is a symbolic link (to {member.linkname!r})"
+    if member.islnk():
+        return f"is a hard link (to {member.linkname!r})"
+    if member.ischr() or member.isblk():
+        return "is a device"
+    if member.isfifo():
+        return "is a named pipe"
+    if not (member.isfile() or member.isdir()):
+        return f"is not a file or a folder (tar type {member.type!r})"
+    if member.mode & 0o6000:
+        return "has the set-user-ID or set-group-ID bit"
+    return None
+
+
+def checked_members(path: str, members: List[tarfile.TarInfo]) -> List[tarfile.TarInfo]:
+    """`members` of the archive `path` when every one is safe to extract (`unsafe_member`) and no name comes twice
+    (the first would be checked, the last extracted); else `ArchiveError` naming the member."""
+    from bitcode_allennlp.host.errors import ArchiveError
+
+    seen = set()
+    for member in members:
+        problem = unsafe_member(member)
+        name = os.path.normpath(member.name) if problem is None else member.name
+        if problem is None and name in seen and not member.isdir():
+            problem = "appears twice (the first would be checked, the last extracted)"
+        if problem is not None:
+            raise ArchiveError(path, f"refused: its member {member.name!r} {problem}; a model archive holds only "
+                               "files and folders inside its own folder (was it made by 'allennlp train'?)")
+        seen.add(name)
+    return members
+
+
+_LOADING: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("bitcode_loading_archive", default=None)
+"""The archive `load_archive` is building from in this context (its config is untrusted), or `None`."""
+
+
+@contextmanager
+def untrusted_config(archive: Union[str, os.PathLike]) -> Iterator[None]:
+    """For the block, AllenNLP reads configs as an archive's (`install_untrusted_archives`): plain JSON, and only
+    registered names as a `type`."""
+    token = _LOADING.set(os.fspath(archive))
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        config = _jsonnet_value(text.decode("utf-8"))
-        if not isinstance(config, dict):
-            raise ArchiveError(path, f"not a model archive: its {CONFIG_NAME} is not a JSON object") from None
-        return config
+        yield
+    finally:
+        _LOADING.reset(token)
+
+
+def plain_json_file(filename: str, archive: str) -> str:
+    """The text of an archive's config file when it is plain JSON; `ArchiveError` naming `archive` otherwise."""
+    from bitcode_allennlp.host.errors import ArchiveError
+
+    with open(filename, "rb") as handle:
+        text = handle.read()
+    problem = config_problem(text, overrides="any")
+    if problem is not None:
+        raise ArchiveError(archive, problem)
+    return text.decode("utf-8")
+
+
+def install_untrusted_archives(module) -> None:
+    """`allennlp.models.archival`: while `load_archive` builds from an archive (`untrusted_config`), its config is
+    read as plain JSON (`evaluate_file` does not run jsonnet: no file imports, no environment) and a `type` must be
+    a registered name (`Registrable.resolve_class_name` does not import a dotted path)."""
+    from allennlp.common import params
+    from allennlp.common.registrable import Registrable
+
+    from bitcode_allennlp.host.errors import ArchiveError
+
+    reason = ("a model archive's config is untrusted: read as plain JSON, and only registered names as a type (no "
+              "dotted path imported)")
+
+    def json_in_archives(original):
+        def evaluate_file(filename, *args, **kwargs):
+            archive = _LOADING.get()
+            if archive is None:
+                return original(filename, *args, **kwargs)
+            return plain_json_file(filename, archive)
+
+        return evaluate_file
+
+    def registered_only(original):
+        resolve = original.__func__
+
+        def resolve_class_name(cls, name):
+            archive = _LOADING.get()
+            if archive is not None and isinstance(name, str) and name not in Registrable._registry[cls]:
+                raise ArchiveError(archive, f"refused: its config.json names the {cls.__name__} type {name!r}, which "
+                                   "is not a registered name; an archive's config may name registered components "
+                                   "only, never a Python path to import")
+            return resolve(cls, name)
+
+        return classmethod(resolve_class_name)
+
+    patch(params, "evaluate_file", json_in_archives, everywhere=True, mark="untrusted_archives", reason=reason)
+    patch(Registrable, "resolve_class_name", registered_only, mark="untrusted_archives", reason=reason)
 
 
 def _free_folder_name(name: str, taken: set) -> str:
@@ -336,7 +439,17 @@ def install_self_contained_archives(module) -> None:
     def checked_load_archive(original_load):
         def load_archive(archive_file, cuda_device=-1, overrides="", weights_file=None):
             check_archive(archive_file, weights_file, overrides)
-            return original_load(archive_file, cuda_device, overrides, weights_file)
+            with untrusted_config(archive_file):
+                try:
+                    return original_load(archive_file, cuda_device, overrides, weights_file)
+                except pickle.UnpicklingError as error:  # torch.load(weights_only=True) met more than tensors
+                    from bitcode_allennlp.host.errors import ArchiveError
+
+                    lines = [line.strip() for line in str(error).splitlines()]
+                    found = next((line for line in lines if "unsupported global" in line.lower()), "")
+                    raise ArchiveError(archive_file, "refused: its weights are not plain tensors" + (
+                        f" ({found.rstrip('.')})" if found else "") + "; torch loads weights without running pickled "
+                        "code (weights_only)") from None
 
         return load_archive
 

@@ -367,10 +367,16 @@ def _archive_problem(path: str, error: BaseException) -> str:
 
 
 def extract_archive(path: str, directory: str) -> None:
-    """Extracts a model archive into `directory`; raises `ArchiveError` naming `path` if it is not one."""
+    """Extracts a model archive into `directory`; raises `ArchiveError` naming `path` if it is not one, or if a
+    member would land outside `directory` or is a link (`archival.checked_members`, checked before anything is
+    written; Python's `data` extraction filter too, where it has one)."""
+    from bitcode_allennlp.host.archival import checked_members
+
     try:
         with tarfile.open(path, "r:gz") as archive:
-            archive.extractall(directory)
+            members = checked_members(path, archive.getmembers())
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            archive.extractall(directory, members=members, **safe)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
         raise errors.ArchiveError(path, _archive_problem(path, error)) from error
     if not os.path.isfile(os.path.join(directory, "config.json")):

@@ -18,6 +18,8 @@ EXTENSIONS = (
     ("exact_recover", "allennlp.training.gradient_descent_trainer", "after", "host.recover:install_exact_recover"),
     ("self_contained_archives", "allennlp.models.archival", "after",
      "host.archival:install_self_contained_archives"),
+    # an archive from someone else cannot run code: plain JSON, registered types only (SECURITY.md)
+    ("untrusted_archives", "allennlp.models.archival", "after", "host.archival:install_untrusted_archives"),
     # one clear error for every bad input (host/bad_input.py, tests/test_bad_input.py)
     ("cli_errors", "allennlp.commands", "after", "host.bad_input:install_cli_errors"),
     ("config_errors", "allennlp.common.params", "after", "host.bad_input:install_config_errors"),

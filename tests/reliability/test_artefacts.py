@@ -333,14 +333,16 @@ def test_spacy_component_names_a_junk_archive(tmp_path):
 
 
 def test_the_check_passes_real_looking_archives(tmp_path):
-    """Not over-strict: a config with both sections (a type name for either, or jsonnet) and weights passes; an
-    explicit weights file stands in for missing ones; overrides may add sections."""
+    """Not over-strict: a config with both sections (a type name for either) and weights passes; an explicit weights
+    file stands in for missing ones; overrides may add sections. A jsonnet config is refused (an archive's config is
+    read as plain JSON: tests/security/test_archives.py)."""
     from bitcode_allennlp.host.archival import check_archive
 
     good = b'{"model": {"type": "hash_crf_tagger"}, "dataset_reader": "ontonotes_hash"}'
     check_archive(folder_archive(tmp_path / "a", good, weights=True))
     check_archive(tar_archive(tmp_path / "a.tar.gz", good, weights=True))
-    check_archive(folder_archive(tmp_path / "b", b'// jsonnet\n{model: {}, dataset_reader: {},}', weights=True))
+    with pytest.raises(ArchiveError, match="is not JSON .*never evaluated as jsonnet"):
+        check_archive(folder_archive(tmp_path / "b", b'// jsonnet\n{model: {}, dataset_reader: {},}', weights=True))
     check_archive(folder_archive(tmp_path / "c", good), weights_file=str(tmp_path / "c" / "elsewhere.th"))
     check_archive(folder_archive(tmp_path / "d", b'{"model": {}}', weights=True), overrides='{"dataset_reader": {}}')
     check_archive(tmp_path / "missing.tar.gz")  # left to load_archive (FileNotFoundError)

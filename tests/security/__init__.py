@@ -1,0 +1,1 @@
+"""Hostile input: archives, wheels, the explorer server, output folders (SECURITY.md)."""
