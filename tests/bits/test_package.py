@@ -1,5 +1,6 @@
 """`allennlp bits package` (bits/package.py): the wheel's files, entry point, RECORD and model card; bad names;
-the light process. Installing it in a fresh environment: tests/test_wheel_install.py."""
+the light process. Installing it in a fresh environment: tests/test_wheel_install.py; hostile names, versions,
+texts, archives and outputs: tests/security/test_package.py."""
 import base64
 import hashlib
 import json
@@ -62,8 +63,10 @@ def test_a_frozen_plm_card_names_its_package():
 
 @pytest.mark.parametrize("name, version, message", [
     ("Bad-Name", "1.0", "--name 'Bad-Name': lower-case letters"),
-    ("ok", "one", "--version 'one': numbers separated by dots"),
-])
+    ("ok", "one", "--version 'one': not a PEP 440 version"),
+    ("numpy", "1.0", "--name 'numpy': the name of a well-known package"),
+    ("ok", "v1.0", "--version 'v1.0': not in PEP 440's normal form: write '1.0'"),
+])  # the hostile set: tests/security/test_package.py
 def test_bad_names_and_versions_are_refused(ner_hash_archive, tmp_path, name, version, message):
     with pytest.raises(ConfigurationError, match=message):
         build_wheel(PackageSpec(ner_hash_archive, name, version, "x"), str(tmp_path))
