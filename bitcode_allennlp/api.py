@@ -159,19 +159,29 @@ class CodeModel:
     def encode(self, texts: Union[str, Iterable[Text]], batch_size: Optional[int] = None
                ) -> Union[Encoded, List[Encoded], Iterator[Encoded]]:
         """
-        Codes (and the task's output) for sentences, each raw text (a string, split into words by spaCy's rules) or
-        its words (a list of strings). One string gives one `Encoded`; a list or tuple of sentences gives a list; any
-        other iterable (a generator, an open file's lines) gives an iterator that reads `batch_size` sentences at a
-        time, so memory stays bounded whatever its length. A sentence without words gives an `Encoded` without
-        words; a malformed one raises `ValueError` naming it.
+        Codes (and the task's output) for sentences, each raw text (a `str`, split into words by spaCy's rules) or
+        its words (a `list` or `tuple` of `str`). One string gives one `Encoded`; a list or tuple of sentences gives
+        a list; any other iterable (a generator, an open file's lines) gives an iterator that reads `batch_size`
+        sentences at a time, so memory stays bounded whatever its length. A sentence without words gives an
+        `Encoded` without words.
+
+        Every sentence is checked before the model reads it (a list's or tuple's all before the first model call, a
+        stream's each batch before its call): anything but a string or a list or tuple of strings (a
+        `{"sentence": ...}` dict, which `encode_json` reads; a number, `None`, bytes, a word that is not a string)
+        raises `TypeError`, and a sentence the predictor refuses (an empty word, one over the length limit) raises
+        `ValueError`, each naming the sentence by its 0-based index (``sentence 2 is a dict; give a string or a list
+        of words ...``). `texts` itself must be a string or an ordered iterable of sentences (not a dict or a set:
+        `TypeError`).
         """
         size = self.batch_size if batch_size is None else batch_size
         if size < 1:
             raise ValueError(f"batch_size must be at least 1, got {size}")
         if isinstance(texts, str):
-            return next(self._stream([texts], size))
+            return next(self._encoded(iter([self._input(texts, 0)]), size))
         if isinstance(texts, (list, tuple)):
-            return list(self._stream(texts, size))
+            inputs = [self._input(text, index) for index, text in enumerate(texts)]  # all checked before the model
+            return list(self._encoded(iter(inputs), size))
+        check_texts(texts)
         return self._stream(texts, size)
 
     def encode_json(self, inputs: Iterable[Dict[str, Any]], batch_size: Optional[int] = None) -> List[Encoded]:
@@ -180,8 +190,20 @@ class CodeModel:
         return list(self._encoded(iter(inputs), self.batch_size if batch_size is None else batch_size))
 
     def _stream(self, texts: Iterable[Text], size: int) -> Iterator[Encoded]:
-        inputs = ({"sentence": text} if isinstance(text, str) else {"tokens": list(text)} for text in texts)
+        inputs = (self._input(text, index) for index, text in enumerate(texts))  # checked as a batch is read
         return self._encoded(inputs, size)
+
+    def _input(self, text: Any, index: int) -> Dict[str, Any]:
+        """The predictor's input for sentence `index` (`sentence_input`), checked by the predictor's `check_input`
+        (its `ValueError` prefixed with the sentence's index) before any model call."""
+        json_dict = sentence_input(text, index)
+        check = getattr(self.predictor, "check_input", None)
+        if check is not None:
+            try:
+                check(json_dict)
+            except ValueError as error:
+                raise ValueError(f"sentence {index}: {error}") from None
+        return json_dict
 
     def _encoded(self, inputs: Iterator[Dict[str, Any]], size: int) -> Iterator[Encoded]:
         while True:
@@ -190,6 +212,47 @@ class CodeModel:
                 return
             for prediction in self.predictor.predict_batch_json(batch):
                 yield Encoded.from_prediction(prediction, self.num_bits)
+
+
+def _what(value: Any) -> str:
+    """What a refused value is, for a message: "a dict", "an int", "None", "a bytes"."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_texts(texts: Any) -> None:
+    """`TypeError` unless `texts` (given to `encode`) is a string or an ordered iterable of sentences: a dict would
+    give its keys, a set an arbitrary order, bytes their byte values."""
+    if isinstance(texts, (dict, set, frozenset, bytes, bytearray)) or not isinstance(texts, Iterable):
+        hint = ' (encode_json takes {"sentence": ...} dicts)' if isinstance(texts, dict) else ""
+        raise TypeError(f"encode takes a string, or a list, tuple or other ordered iterable of sentences; got "
+                        f"{_what(texts)} {_shown(texts)}{hint}")
+
+
+def sentence_input(text: Any, index: int) -> Dict[str, Any]:
+    """
+    The predictor's input for one sentence given to `encode`: a `str` is raw text (`{"sentence": text}`), a `list`
+    or `tuple` of `str` its words (`{"tokens": [...]}`). Anything else raises `TypeError` naming the sentence's
+    0-based `index` and what it got.
+    """
+    if isinstance(text, str):
+        return {"sentence": text}
+    if isinstance(text, (list, tuple)):
+        for position, word in enumerate(text):
+            if not isinstance(word, str):
+                raise TypeError(f"sentence {index}, word {position} is {_what(word)} ({_shown(word)}); a sentence's "
+                                "words are strings")
+        return {"tokens": list(text)}
+    hint = ' (encode_json takes {"sentence": ...} dicts)' if isinstance(text, dict) else ""
+    raise TypeError(f"sentence {index} is {_what(text)}; give a string or a list of words{hint}")
+
 
 FROZEN_EMBEDDERS = ("frozen_plm_words", "frozen_transformer_mismatched")
 """Embedders of a frozen PLM: its weights are not in the archive, they are read from `model_name` at load time."""

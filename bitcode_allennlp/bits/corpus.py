@@ -16,13 +16,14 @@ Label views of a word (`label_views`):
 """
 import json
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from bitcode_allennlp.common.code_format import (
     MAX_BITS, check_num_bits, hex_to_uint64,
 )
+from bitcode_allennlp.common.text_lines import numbered_lines
 from bitcode_allennlp.host.errors import DataFormatError
 
 MAX_INDEX_BITS = MAX_BITS
@@ -55,16 +56,32 @@ def label_views(tags: Sequence[str]) -> Dict[str, List[str]]:
     return views
 
 
+def distinct_strings(strings: Sequence[str]) -> Tuple[List[str], np.ndarray]:
+    """
+    The distinct strings of `strings`, sorted (by code point), and the id of each string into them: `(names,
+    ids)`, `ids` (n,) int64.
+
+    What `np.unique(..., return_inverse=True)` gives, but on the strings as they are: numpy's fixed-width unicode
+    dtype (``astype(str)``) pads with NULs and so drops a string's trailing NULs, which would merge the words
+    ``"Paris\\x00"`` and ``"Paris"`` (and count them as one vocabulary entry).
+    """
+    names = sorted(set(strings))
+    index = {name: i for i, name in enumerate(names)}
+    ids = np.fromiter((index[string] for string in strings), dtype=np.int64, count=len(strings))  # (n,)
+    return names, ids
+
+
 class LabelColumn(NamedTuple):
-    """One label view of every entry: `ids` (n,) int32 into `names` (sorted label strings)."""
+    """One label view of every entry: `ids` (n,) int32 into `names` (sorted label strings, kept exactly:
+    `distinct_strings`)."""
 
     ids: np.ndarray
     names: List[str]
 
     @classmethod
     def from_strings(cls, labels: Sequence[str]) -> "LabelColumn":
-        names, ids = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)  # (L,), (n,)
-        return cls(ids.astype(np.int32).reshape(-1), [str(name) for name in names])
+        names, ids = distinct_strings([str(label) for label in labels])  # (L,), (n,)
+        return cls(ids.astype(np.int32), names)
 
     def strings(self, indices: Any) -> List[str]:
         return [self.names[i] for i in np.asarray(self.ids[np.asarray(indices, dtype=np.int64)]).tolist()]
@@ -143,7 +160,8 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None, keep_recor
     # Parameters
 
     path : `str`
-        JSON lines as `allennlp hash-corpus` writes them; blank lines are skipped.
+        JSON lines as `allennlp hash-corpus` writes them, UTF-8 (a byte-order mark and CR LF line ends are read),
+        lines split on LF only (`numbered_lines`, so line numbers agree with `grep -n`); blank lines are skipped.
     max_sentences : `int`, optional (default = `None`)
         Read at most this many sentences.
     keep_records : `bool`, optional (default = `False`)
@@ -151,37 +169,38 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None, keep_recor
 
     # Raises
 
-    `DataFormatError` (path, 1-based line, what is wrong) for a malformed line, an empty file, or a file in which
-    some lines have gold labels and others not.
+    `DataFormatError` (path, 1-based line, what is wrong) for a malformed line (invalid UTF-8 among them: ``invalid
+    UTF-8 (byte N of the line: ...)``), an empty file, or a file in which some lines have gold labels and others not.
     """
     num_bits: Optional[int] = None
     codes: List[np.ndarray] = []
     sentences: List[Dict[str, Any]] = []
     tags: List[str] = []
     labelled: Optional[bool] = None
-    with open(path, encoding="utf-8") as file:
-        for number, text in enumerate(file, start=1):
-            if not text.strip():
-                continue
-            if max_sentences is not None and len(sentences) >= max_sentences:
-                break
-            try:
-                record = json.loads(text)
-                line = read_line(record, num_bits)
-            except json.JSONDecodeError as error:
-                raise DataFormatError(path, number, f"not JSON ({error.msg} at column {error.colno})") from None
-            except ValueError as error:
-                raise DataFormatError(path, number, str(error)) from None
-            if labelled is None:
-                labelled = line["tags"] is not None
-            elif labelled != (line["tags"] is not None):
-                raise DataFormatError(path, number, "some lines have gold tags or trees and others not")
-            num_bits = line["num_bits"]
-            codes.append(line["codes"])
-            if line["tags"] is not None:
-                tags.extend(line["tags"])
-            sentences.append({"words": line["words"], "source": line["source"] or f"{path}:{number}",
-                              "line": number, **({"record": record} if keep_records else {})})
+    for number, text, decode_error in numbered_lines(path):  # bytes, decoded per line: bad UTF-8 names its line
+        if decode_error is None and not text.strip():
+            continue
+        if max_sentences is not None and len(sentences) >= max_sentences:
+            break
+        if decode_error is not None:
+            raise decode_error  # DataFormatError(path, line, "invalid UTF-8 (byte N of the line: ...)")
+        try:
+            record = json.loads(text)
+            line = read_line(record, num_bits)
+        except json.JSONDecodeError as error:
+            raise DataFormatError(path, number, f"not JSON ({error.msg} at column {error.colno})") from None
+        except ValueError as error:
+            raise DataFormatError(path, number, str(error)) from None
+        if labelled is None:
+            labelled = line["tags"] is not None
+        elif labelled != (line["tags"] is not None):
+            raise DataFormatError(path, number, "some lines have gold tags or trees and others not")
+        num_bits = line["num_bits"]
+        codes.append(line["codes"])
+        if line["tags"] is not None:
+            tags.extend(line["tags"])
+        sentences.append({"words": line["words"], "source": line["source"] or f"{path}:{number}",
+                          "line": number, **({"record": record} if keep_records else {})})
     if not sentences:
         raise DataFormatError(path, None, "empty codes file (expected one JSON object per line)")
     lengths = np.array([len(sentence["words"]) for sentence in sentences], dtype=np.int64)  # (sentences,)

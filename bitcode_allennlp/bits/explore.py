@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from bitcode_allennlp.bits.corpus import CodesCorpus, read_codes_corpus
+from bitcode_allennlp.bits.corpus import CodesCorpus, distinct_strings, read_codes_corpus
 from bitcode_allennlp.common.code_format import num_hex_digits, unpack_bits
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.host.errors import DataFormatError
@@ -87,7 +87,7 @@ def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
         shutil.copyfile(ASSETS / name, out_dir / name)
     bits = unpack_bits(corpus.codes, corpus.num_bits)  # (n, K) uint8
     words = [corpus.word(i) for i in range(len(corpus))]
-    vocabulary, word_ids = np.unique(np.asarray(words, dtype=object).astype(str), return_inverse=True)  # (V,), (n,)
+    vocabulary, word_ids = distinct_strings(words)  # (V,), (n,): words kept exactly ("Paris\x00" is not "Paris")
     records = _records(corpus)
     lengths = np.array([len(sentence["words"]) for sentence in corpus.sentences], dtype=np.int64)  # (sentences,)
     starts = np.concatenate([[0], np.cumsum(lengths)])  # (sentences + 1,)

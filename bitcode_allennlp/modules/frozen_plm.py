@@ -22,6 +22,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import PretrainedTransformerMismatchedEmbedder, TokenEmbedder
 
 from bitcode_allennlp.modules.plm_words_embedder import PlmWordsEmbedder, fill_empty_words
+from bitcode_allennlp.plm import check_plm_folder, reading_plm
 
 # (model_name, max_length, sub_token_mode) -> the frozen PLM and its sentence cache, shared in the process.
 _PLMS: Dict[Tuple[str, Optional[int], str],
@@ -89,8 +90,11 @@ class FrozenTransformerMismatchedEmbedder(TokenEmbedder):
         super().__init__()
         key = (model_name, max_length, sub_token_mode)
         if key not in _PLMS:
-            plm = PretrainedTransformerMismatchedEmbedder(model_name, max_length=max_length, train_parameters=False,
-                                                          sub_token_mode=sub_token_mode).eval()
+            check_plm_folder(model_name)  # a folder that is not a model: one line, not transformers' traceback
+            with reading_plm(model_name, "model"):
+                plm = PretrainedTransformerMismatchedEmbedder(model_name, max_length=max_length,
+                                                              train_parameters=False,
+                                                              sub_token_mode=sub_token_mode).eval()
             _PLMS[key] = (plm, {})
         self._key = key
         self._dropout = torch.nn.Dropout(dropout)

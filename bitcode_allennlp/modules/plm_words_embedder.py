@@ -28,6 +28,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 
 from bitcode_allennlp.common.checks import check_range
 from bitcode_allennlp.data.token_indexers.plm_words import load_config, load_tokenizer, window_length
+from bitcode_allennlp.plm import reading_plm
 
 logger = logging.getLogger(__name__)
 
@@ -103,8 +104,9 @@ class PlmWordsEmbedder(TokenEmbedder):
         self._window = window_length(tokenizer, load_config(model_name), max_length, model_name)
         pad = getattr(tokenizer, "pad_token_id", None)
         self._pad_id = pad if isinstance(pad, int) else 0
-        self.transformer_model = cached_transformers.get(model_name, True, load_weights=load_weights,
-                                                         **(transformer_kwargs or {}))
+        with reading_plm(model_name, "weights"):  # a folder without them: one line (the folder is checked above)
+            self.transformer_model = cached_transformers.get(model_name, True, load_weights=load_weights,
+                                                             **(transformer_kwargs or {}))
         config = self.transformer_model.config
         if getattr(config, "is_encoder_decoder", False) and hasattr(self.transformer_model, "get_encoder"):
             self.transformer_model = self.transformer_model.get_encoder()  # T5, BART: the encoder reads the text

@@ -196,3 +196,75 @@ def test_a_screenshot_shows_the_page(browser, explorers, tmp_path):
 
     image = Image.open(path)
     assert image.size[0] >= 1000 and len(set(image.convert("L").getdata())) > 20  # not a blank page
+
+
+LONG = 20_000
+"""Words of the long sentence below: the page lays out at most `MAX_SENTENCE_WORDS` (500) of one sentence."""
+
+
+@pytest.fixture(scope="module")
+def long_explorer(tmp_path_factory):
+    """A parser corpus whose sentence 0 has 20,000 words (a flat tree, each word its own code), then a short one."""
+    import json
+
+    folder = tmp_path_factory.mktemp("long")
+    words = [f"w{i}" for i in range(LONG)]
+    lines = [{"words": words, "codes": [format(i * 7919 % 2 ** 24, "06x") for i in range(LONG)], "num_bits": 24,
+              "tree": "(TOP (S " + " ".join(f"(NN {word})" for word in words) + "))"},
+             {"words": ["w1", "b"], "codes": ["001eef", "000002"], "num_bits": 24, "tree": "(TOP (S (NN w1) (NN b)))"}]
+    (folder / "long.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    build_explorer(str(folder / "long.jsonl"), str(folder / "long"))
+    return folder
+
+
+def test_a_sentence_of_20000_words_renders_in_bounded_time_and_keeps_its_words(browser, long_explorer):
+    from bitcode_allennlp.bits import explore_browser as eb
+
+    browser.set_page_load_timeout(20)
+    eb.open_page(browser, url(long_explorer, "long"), timeout=20)  # before the bound: the tab hung
+    box = ".sentence[data-sid='0']"
+    tokens = browser.find_elements("css selector", f"{box} .tok")
+    assert [t.get_attribute("data-pos") for t in tokens] == [str(i) for i in range(500)]
+    more = browser.find_element("css selector", f"{box} .more")
+    assert more.get_attribute("data-hidden") == str(LONG - 500) and "19,500 more words" in more.text
+    assert len(browser.find_elements("css selector", ".sentence[data-sid='1'] .tok")) == 2
+
+    eb.go(browser, "#corpus?word=w15000", timeout=20)  # a hit deep in the sentence is laid out, with its neighbours
+    assert "1 words in 1 sentences match" in view_text(browser)
+    hits = browser.find_elements("css selector", f"{box} .tok.hit")
+    assert [h.get_attribute("data-word") for h in hits] == ["w15000"]
+    shown = [int(t.get_attribute("data-pos")) for t in browser.find_elements("css selector", f"{box} .tok")]
+    assert len(shown) == 500 and set(range(14997, 15004)) <= set(shown)
+    eb.go(browser, "#corpus?word=w1", timeout=20)  # the data keeps every word: both sentences match
+    assert "2 words in 2 sentences match" in view_text(browser)
+
+    eb.go(browser, "#trees?s=0", timeout=20)
+    assert browser.find_elements("css selector", "#tree") == []
+    assert "A tree of 20,000 words: the tree view draws trees of at most 500 words" in view_text(browser)
+    assert len(browser.find_elements("css selector", f"{box} .tok")) == 500
+    eb.go(browser, "#trees?s=1", timeout=20)
+    assert len(browser.find_elements("css selector", "#tree .leaf")) == 2
+
+    eb.go(browser, "#diff?a=0&b=0", timeout=20)
+    assert "sentence A (0) has 20,000 words: the diff compares its first 500" in view_text(browser)
+    assert len(browser.find_elements("css selector", "#diff-table tbody")) == 500
+    eb.go(browser, "#word/w19999", timeout=20)
+    assert browser.find_element("css selector", "#word-summary").text.startswith("1 occurrences")
+    assert eb.console_errors(browser) == []
+
+
+def test_a_word_with_a_trailing_nul_is_a_word_of_its_own(browser, tmp_path):
+    import json
+
+    from bitcode_allennlp.bits import explore_browser as eb
+
+    line = {"words": ["Paris", "Paris\x00", "Paris"], "codes": ["00000a", "00000b", "00000a"], "num_bits": 24}
+    (tmp_path / "nul.jsonl").write_text(json.dumps(line) + "\n")
+    build_explorer(str(tmp_path / "nul.jsonl"), str(tmp_path / "nul"))
+    eb.open_page(browser, url(tmp_path, "nul", "#word/Paris%00"))
+    assert browser.find_element("css selector", "#word-summary").text.startswith("1 occurrences, 1 distinct codes")
+    eb.go(browser, "#word/Paris")
+    assert browser.find_element("css selector", "#word-summary").text.startswith("2 occurrences, 1 distinct codes")
+    eb.go(browser, "#code/00000b")
+    words = browser.execute_script("return Array.from(document.querySelectorAll('.code-words a'), a => a.textContent)")
+    assert words == ["Paris\x00"]

@@ -4,7 +4,12 @@
  * #code/HEX, #diff?a=&b= (corpus sentences) or ?ta=&tb= (typed, with --serve), #trees?s=, #type?text= (with --serve).
  * Data shards are loaded on demand with <script> tags (file:// allows no fetch): data/meta.js, data/sentences/N.js,
  * data/entries.js. No third-party code. Hamming neighbours: the top k entries by (distance, entry index), the order
- * of `allennlp bits search`. */
+ * of `allennlp bits search`.
+ * Long sentences: the data keeps every word (filters, words, codes and neighbours scan them all); only the layout is
+ * bounded, so that a sentence of 20,000 words opens as fast as any: a view lays out at most MAX_SENTENCE_WORDS words
+ * of one sentence (the first ones, or with a filter its hits and their neighbours first, then "… N more words"), the
+ * corpus diff compares the first MAX_SENTENCE_WORDS words of each sentence, and the tree view draws trees of at most
+ * MAX_TREE_WORDS words (a longer one: a note and its words). */
 "use strict";
 
 window.BitcodeData = (function () {
@@ -35,6 +40,8 @@ window.BitcodeData = (function () {
 
 const PAGE = 20; // sentences per corpus page
 const K_NEIGHBOURS = 10;
+const MAX_SENTENCE_WORDS = 500; // words of one sentence laid out at once (corpus, diff and typed views)
+const MAX_TREE_WORDS = 500; // the tree view draws trees of at most this many words
 let META = null, ENTRIES = null, SERVE = null;
 let ROUTES = 0, RENDERS = 0; // the latest route asked for; renders finished (main's data-ready, for tests)
 
@@ -174,11 +181,34 @@ function token(word, hex, tag, sid, pos, hit) {
   el("span", { class: "w" }, word), label !== undefined ? el("span", { class: "t" }, label) : null,
   el("span", { class: "code" }, hex), strip(hex));
 }
+function shownPositions(length, hits) { // the positions of a sentence to lay out, ascending: all, or MAX_SENTENCE_WORDS
+  if (length <= MAX_SENTENCE_WORDS) return Array.from({ length }, (_, i) => i);
+  const keep = new Set(); // with a filter, its hits (and 3 words each side) first, then the first words
+  for (const hit of hits ? Array.from(hits).sort((a, b) => a - b) : []) {
+    for (let i = Math.max(0, hit - 3); i <= Math.min(length - 1, hit + 3) && keep.size < MAX_SENTENCE_WORDS; i++) keep.add(i);
+    if (keep.size >= MAX_SENTENCE_WORDS) break;
+  }
+  for (let i = 0; keep.size < MAX_SENTENCE_WORDS; i++) keep.add(i);
+  return Array.from(keep).sort((a, b) => a - b);
+}
 function sentenceBox(s, sid, hits) {
-  return el("div", { class: "sentence", "data-sid": sid },
+  const shown = shownPositions(s.w.length, hits), tokens = [];
+  shown.forEach((i, r) => {
+    if (i !== (r ? shown[r - 1] + 1 : 0)) tokens.push(el("span", { class: "gap" }, "…"));
+    tokens.push(token(s.w[i], s.c[i], s.t ? s.t[i] : undefined, sid, i, hits && hits.has(i)));
+  });
+  const hidden = s.w.length - shown.length;
+  if (hidden) {
+    const laid = new Set(shown), hiddenHits = hits ? Array.from(hits).filter((i) => !laid.has(i)).length : 0;
+    tokens.push(el("span", { class: "more", "data-hidden": hidden }, (shown[shown.length - 1] < s.w.length - 1 ? "… " : "") +
+      fmt(hidden) + " more word" + (hidden > 1 ? "s" : "") + (hiddenHits ? " (" + fmt(hiddenHits) + " of them matching)" : "") +
+      ": a sentence of " + fmt(s.w.length) + " words, the page lays out " + fmt(MAX_SENTENCE_WORDS) +
+      " (filters, words, codes and neighbours use them all)"));
+  }
+  return el("div", { class: "sentence", "data-sid": sid, "data-words": s.w.length },
     el("span", { class: "sid" }, "sentence " + sid + (s.source ? " · " + s.source : "") + (s.tree ? " · " : ""),
       s.tree ? el("a", { href: link("trees", null, { s: sid }) }, "tree") : null),
-    s.w.map((w, i) => token(w, s.c[i], s.t ? s.t[i] : undefined, sid, i, hits && hits.has(i))));
+    tokens);
 }
 function pager(page, pages, make) {
   return el("div", { class: "pager" },
@@ -427,18 +457,21 @@ function align(a, b) {
   }
   return pairs;
 }
-function diffTable(A, B, pairs) {
+function diffTable(A, B, pairs) { // the summary counts every pair; rows for the first MAX_SENTENCE_WORDS pairs
   let differing = 0, identical = 0, aligned = 0;
-  const rows = pairs.map(([ia, ib]) => {
+  const rows = pairs.map(([ia, ib], r) => {
     const ca = ia === null ? null : A.c[ia], cb = ib === null ? null : B.c[ib];
     const diff = new Set();
     if (ca && cb) { const x = bitsOf(ca), y = bitsOf(cb); x.forEach((bit, i) => { if (bit !== y[i]) diff.add(i); }); aligned++; if (!diff.size) identical++; differing += diff.size; }
+    if (r >= MAX_SENTENCE_WORDS) return null;
     return el("tbody", { class: "diffrow", "data-a": ia, "data-b": ib },
       ca ? el("tr", { class: "row-a" }, el("td", {}, "A"), el("td", {}, A.w[ia]), el("td", {}, A.t ? A.t[ia] : ""), el("td", { class: "code" }, ca), el("td", {}, bitCells(bitsOf(ca), diff, "da"))) : null,
       cb ? el("tr", { class: "row-b" }, el("td", {}, "B"), el("td", {}, B.w[ib]), el("td", {}, B.t ? B.t[ib] : ""), el("td", { class: "code" }, cb), el("td", {}, bitCells(bitsOf(cb), diff, "db")),
         el("td", {}, ca ? (diff.size ? diff.size + " bit" + (diff.size > 1 ? "s" : "") + " differ: " + Array.from(diff).join(" ") : "identical") : "(no counterpart in A)")) : null);
   });
+  const hidden = pairs.length - Math.min(pairs.length, MAX_SENTENCE_WORDS);
   return [el("table", { id: "diff-table" }, rows),
+    hidden ? el("p", { class: "note", id: "diff-more" }, "… " + fmt(hidden) + " more pairs not shown (the page lays out " + fmt(MAX_SENTENCE_WORDS) + ")") : null,
     el("p", { id: "diff-summary" }, aligned + " aligned pairs, " + identical + " with identical codes, " + differing + " differing bits")];
 }
 async function diffView(q) {
@@ -461,9 +494,24 @@ async function diffView(q) {
   }
   const a = Math.min(Math.max(0, parseInt(q.get("a") || "0", 10) || 0), META.sentences - 1);
   const b = Math.min(Math.max(0, parseInt(q.get("b") || String(Math.min(1, META.sentences - 1)), 10) || 0), META.sentences - 1);
-  const [A, B] = [await sentence(a), await sentence(b)];
-  out.push(el("p", {}, "A: " + A.w.join(" ")), el("p", {}, "B: " + B.w.join(" ")), ...diffTable(A, B, align(A.w, B.w)));
+  const [A, B] = [firstWords(await sentence(a)), firstWords(await sentence(b))];
+  for (const [name, S, id] of [["A", A, a], ["B", B, b]]) {
+    if (S.cut) out.push(el("p", { class: "note" }, "sentence " + name + " (" + id + ") has " + fmt(S.cut) + " words: the diff compares its first " + fmt(MAX_SENTENCE_WORDS)));
+  }
+  out.push(el("p", {}, "A: " + A.w.join(" ") + (A.cut ? " …" : "")), el("p", {}, "B: " + B.w.join(" ") + (B.cut ? " …" : "")),
+    ...diffTable(A, B, align(A.w, B.w)));
   return out;
+}
+
+function firstWords(s) { // a sentence cut to its first MAX_SENTENCE_WORDS words (`cut`: its length, when it was cut)
+  if (s.w.length <= MAX_SENTENCE_WORDS) return s;
+  const first = (list) => (list ? list.slice(0, MAX_SENTENCE_WORDS) : list);
+  return { w: first(s.w), c: first(s.c), t: first(s.t), cut: s.w.length };
+}
+function treeTooLong(words) { // the note for a tree the tree view does not draw, or null
+  if (words <= MAX_TREE_WORDS) return null;
+  return el("p", { class: "note", id: "tree-too-long" }, "A tree of " + fmt(words) + " words: the tree view draws trees of at most " +
+    fmt(MAX_TREE_WORDS) + " words (its words and codes are below and in the corpus view).");
 }
 
 function parseTree(text) { // one-line PTB -> {label, kids} / {word, index}
@@ -493,6 +541,7 @@ async function treesView(q) {
   const out = [el("h2", {}, "sentence " + sid + (s.tree ? ": its tree, a code under each word" : "")),
     pager(sid + 1, META.sentences, (p) => link("trees", null, { s: p - 1 }))];
   if (!s.tree) return out.concat([el("p", { class: "note" }, "This codes corpus holds no trees (a parser's hash-corpus output has them)."), sentenceBox(s, sid)]);
+  if (treeTooLong(s.w.length)) return out.concat([treeTooLong(s.w.length), sentenceBox(s, sid)]);
   out.push(el("div", { class: "tree", id: "tree" }, drawTree(parseTree(s.tree), s, sid)));
   return out;
 }
@@ -513,7 +562,7 @@ async function typeView(q) {
     const p = answer.predictions[0];
     out.push(el("div", { id: "typed" }, sentenceBox({ w: p.words, c: p.codes, t: p.tags }, "typed")));
     if (p.entities) out.push(el("p", { id: "typed-entities" }, p.entities.length ? p.entities.map((x) => x.text + " " + x.label).join(" · ") : "no entities"));
-    if (p.tree) out.push(el("div", { class: "tree" }, drawTree(parseTree(p.tree), { w: p.words, c: p.codes }, "typed")));
+    if (p.tree) out.push(treeTooLong(p.words.length) || el("div", { class: "tree" }, drawTree(parseTree(p.tree), { w: p.words, c: p.codes }, "typed")));
   }
   return out;
 }

@@ -40,23 +40,31 @@ from allennlp.data.token_indexers.token_indexer import IndexedTokenList
 from allennlp.data.tokenizers import Token
 from allennlp.data.vocabulary import Vocabulary
 
+from bitcode_allennlp.plm import check_plm_folder, reading_plm
+
 logger = logging.getLogger(__name__)
 
 UNLIMITED = 1_000_000  # a tokenizer's model_max_length above this means "not set" (transformers uses 1e30)
 
 
 def load_tokenizer(model_name: str, tokenizer_kwargs: Optional[Dict[str, Any]] = None):
-    """The Hugging Face tokenizer of `model_name` (a directory or hub name), cached in the process."""
+    """The Hugging Face tokenizer of `model_name` (a directory or hub name), cached in the process. A folder that is
+    not a model folder, or whose tokenizer transformers cannot read, is a one-line `ConfigurationError`
+    (`bitcode_allennlp.plm.check_plm_folder`, `reading_plm`)."""
     from allennlp.common import cached_transformers
 
-    return cached_transformers.get_tokenizer(model_name, **(tokenizer_kwargs or {}))
+    check_plm_folder(model_name)
+    with reading_plm(model_name, "tokenizer"):
+        return cached_transformers.get_tokenizer(model_name, **(tokenizer_kwargs or {}))
 
 
 def load_config(model_name: str):
-    """The Hugging Face config of `model_name`."""
+    """The Hugging Face config of `model_name` (checked first, as `load_tokenizer` checks it)."""
     from transformers import AutoConfig
 
-    return AutoConfig.from_pretrained(model_name)
+    check_plm_folder(model_name)
+    with reading_plm(model_name, "config"):
+        return AutoConfig.from_pretrained(model_name)
 
 
 def is_causal(config) -> bool:
