@@ -29,11 +29,12 @@ from bitcode_allennlp.bits.corpus import CodesCorpus, distinct_strings, read_cod
 from bitcode_allennlp.common.code_format import num_hex_digits, unpack_bits
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.host.errors import DataFormatError
+from bitcode_allennlp.host.outputs import replaced_folder
 
 ASSETS = Path(__file__).with_name("explorer")
 ASSET_FILES = ("index.html", "explorer.js", "explorer.css")
-EXPLORER_FILES = (*ASSET_FILES, "data/*")
-"""What the explorer writes into its folder (an input among them is refused)."""
+EXPLORER_FILES = (*ASSET_FILES, "data/meta.js", "data/entries.js", "data/sentences/*.js")
+"""What the explorer writes into its folder: an existing `--out` holding anything else is refused (not replaced)."""
 SHARD_SENTENCES = 200
 """Sentences per `data/sentences/N.js` shard (a corpus page shows at most this many)."""
 
@@ -73,15 +74,20 @@ def label_bit_counts(corpus: CodesCorpus, bits: np.ndarray) -> Dict[str, Dict[st
 
 def build_explorer(codes_path: str, out: str, archive: Optional[str] = None,
                    max_sentences: Optional[int] = None, index_dir: Optional[str] = None) -> Dict[str, Any]:
-    """Writes the explorer of `codes_path` into `out` (see the module docstring); returns its `meta`. With
-    `index_dir`, first checks that the index holds this corpus (`check_index`), before anything is written."""
+    """Writes the explorer of `codes_path` into the folder `out` (see the module docstring) and returns its `meta`:
+    built whole in a sibling folder and renamed into place (`outputs.replaced_folder`), so an explorer written
+    before stays whole until the new one is complete, and a failure or Ctrl-C leaves it unchanged. With `index_dir`,
+    first checks that the index holds this corpus (`check_index`). The caller checks `out` first (`check_output`
+    with `EXPLORER_FILES`: an existing folder that is not an explorer, or holds an input, is refused)."""
     corpus = read_codes_corpus(codes_path, max_sentences=max_sentences, keep_records=True)
     if index_dir is not None:
         check_index(index_dir, {"words": len(corpus), "num_bits": corpus.num_bits})
-    out_dir = Path(out)
+    with replaced_folder(out) as staging:
+        return _write_explorer(corpus, Path(staging), codes_path, archive)
+
+
+def _write_explorer(corpus: CodesCorpus, out_dir: Path, codes_path: str, archive: Optional[str]) -> Dict[str, Any]:
     data = out_dir / "data"
-    if data.exists():
-        shutil.rmtree(data)
     (data / "sentences").mkdir(parents=True)
     for name in ASSET_FILES:
         shutil.copyfile(ASSETS / name, out_dir / name)

@@ -61,7 +61,7 @@ from bitcode_allennlp.common.code_format import ints_to_hex
 from bitcode_allennlp.host import options
 from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.model.hashing_model import HashingModel
-from bitcode_allennlp.host.outputs import Input, check_output, output_lock
+from bitcode_allennlp.host.outputs import Input, check_output, model_archive, output_lock
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ logger = logging.getLogger(__name__)
 def check_output_path(output_path: str, input_path: Optional[str] = None, archive_path: Optional[str] = None) -> None:
     """Before any work: OUTPUT and its record can be written and are not INPUT or the archive (`check_output`: not
     a folder, its folder created if missing; `--force` does not override this)."""
-    inputs = [Input(input_path, "the input corpus"), Input(archive_path, "the model archive")]
+    inputs = [Input(input_path, "the input corpus"), model_archive(archive_path)]
     check_output(output_path, inputs, option="--output", what="the codes file", has_force=True)
     check_output(meta_path(output_path), inputs, option="--output", what="the codes file's record", has_force=True)
 

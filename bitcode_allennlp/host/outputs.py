@@ -6,15 +6,21 @@ of `allennlp bits` (`--json`, `--out`, `--html`, index folders). The guard:
 
 * `check_output`, before any work (before a model is loaded): refuses an output that is one of the command's inputs
   (the same file by device and inode, after following symlinks, also a symlink to an input that does not resolve to
-  the same name; `--force` never changes that), an output that is a folder where a file is written (or a file where
-  a folder is), whose folder is a file, or that cannot be created or written; creates its folder if missing.
-* `output_lock`, for the whole run: an exclusive `fcntl.flock` on the sibling file ``OUTPUT.lock`` (non-blocking: a
-  second run on a locked output stops at once, naming the output and the process that holds it). The lock file is
-  removed at the end; one left by a killed run does not block (the kernel releases a dead process's flock; only a
-  held lock counts). Re-entrant within a thread (a command and the function it calls both take it).
+  the same name; `--force` never changes that), that lies inside an input folder (anywhere below it, unless the
+  input names the files it reads: `Input.members`), a folder output that holds an input (at any depth) or, when it
+  exists, anything that the command does not write there (a user's files, a link), an output that is a folder
+  where a file is written (or a file where a folder is), whose folder is a file, or that cannot be created or
+  written; creates its folder if missing.
+* `output_lock`, for the whole run: an exclusive `fcntl.flock` on the sibling file ``OUTPUT.lock`` and, when OUTPUT
+  exists, on the file itself, so that a hard link (another name of the same file) cannot let a second writer in
+  (non-blocking: a second run on a locked output stops at once, naming the output and the process that holds
+  it). The lock file is removed at the end; one left by a killed run does not block (the kernel releases a dead
+  process's flock; only a held lock counts). Re-entrant within a thread (a command and the function it calls both
+  take it).
 * `atomic_file`, `atomic_path`, `staged_files`: the output is written to a temporary file in its own folder and
   renamed over it at the end, so a failed or interrupted run leaves the old output (or none), never a half-written
-  or emptied one, and no temporary file. `allennlp hash-corpus` is the exception: it appends complete lines to
+  or emptied one, and no temporary file. `replaced_folder`: a whole output folder (the code explorer) is built in
+  a sibling folder and renamed into place. `allennlp hash-corpus` is the exception: it appends complete lines to
   OUTPUT and continues after the last complete one when run again (its documented resume), under the lock.
 
 Standard library only: the light `allennlp bits` process, which has no AllenNLP, imports it. Errors are AllenNLP's
@@ -23,6 +29,7 @@ Standard library only: the light `allennlp bits` process, which has no AllenNLP,
 import errno
 import fnmatch
 import os
+import shutil
 import stat
 import threading
 from contextlib import ExitStack, contextmanager
@@ -42,11 +49,23 @@ TEMPORARY_SUFFIX = ".tmp"
 
 class Input(NamedTuple):
     """An input of a command, for `check_output`: its path, what it is in a message (``"the input corpus"``) and,
-    for a folder, the patterns of the files in it that the command reads (an output on one of them is refused)."""
+    for a folder, the patterns (`fnmatch`, relative to it) of the files in it that the command reads: an output on
+    one of them is refused; with none, the command reads the whole folder and any output inside it is refused."""
 
     path: Any
     role: str = "the input"
     members: Tuple[str, ...] = ()
+
+
+ARCHIVE_FOLDER_FILES = ("config.json", "weights.th", "best.th", "meta.json", "vocabulary/*", "transformers/*",
+                        "model.tar.gz")
+"""What loading reads from a serialization folder given as a model archive (and its archive, which a user keeps)."""
+
+
+def model_archive(path: Any, role: str = "the model archive") -> Input:
+    """A model archive as an `Input`: a `model.tar.gz`, or a serialization folder whose `ARCHIVE_FOLDER_FILES` are
+    read (an output beside them, `runs/ner/predictions.jsonl`, is fine)."""
+    return Input(path, role, ARCHIVE_FOLDER_FILES)
 
 
 InputLike = Union[Input, Tuple[Any, str], str, "os.PathLike[str]", None]
@@ -103,14 +122,19 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def _inside(path: str, folder: str, patterns: Sequence[str]) -> bool:
-    """Whether `path` (resolved) is a file directly in `folder` (resolved) named like one of `patterns`."""
-    parent, name = os.path.split(path)
-    return bool(patterns) and _same_file(parent, folder) and any(fnmatch.fnmatch(name, p) for p in patterns)
+def _below(path: str, folder: str) -> Optional[str]:
+    """`path` relative to `folder` (both resolved) when `path` is `folder` ("") or below it; else None."""
+    relative = os.path.relpath(path, folder)
+    if relative == os.curdir:
+        return ""
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
+        return None
+    return relative
 
 
-def _overwrites(given: str, real: str, members: Sequence[str], item: Input) -> Optional[str]:
-    """How the output `given` (at `real`) would overwrite the input `item`, or None when it would not."""
+def _overwrites(given: str, real: str, folder: bool, item: Input) -> Optional[str]:
+    """How the output `given` (at `real`; a folder output when `folder`) would overwrite or remove the input `item`,
+    or None when it would not."""
     source = os.fspath(item.path)
     if not _local(source) or not _exists(source):
         return None
@@ -120,11 +144,42 @@ def _overwrites(given: str, real: str, members: Sequence[str], item: Input) -> O
         if os.path.islink(given):
             return f"is a link to {item.role} {source}"
         return f"is the same file as {item.role} {source}"
-    if item.members and os.path.isdir(source) and _inside(real, os.path.realpath(source), item.members):
-        return f"is a file of {item.role} {source}"  # a file that the command reads from an input folder
-    if members and os.path.isdir(real) and _inside(os.path.realpath(source), real, members):
-        return f"holds {item.role} {source} among the files it would write"
+    resolved = os.path.realpath(source)
+    if os.path.isdir(source):
+        inside = _below(real, resolved)
+        if inside and not item.members:
+            return f"is inside {item.role} {source}, a folder the command reads whole"
+        if inside and any(fnmatch.fnmatch(inside, pattern) for pattern in item.members):
+            return f"is a file of {item.role} {source}"  # a file that the command reads from an input folder
+    if folder and _below(resolved, real) is not None:
+        return f"holds {item.role} {source}, which writing the folder would replace or remove"
     return None
+
+
+def _foreign_entries(real: str, members: Sequence[str], limit: int = 6) -> List[str]:
+    """Up to `limit` paths in the existing folder `real` that the command does not write: a file whose path (relative,
+    with `/`) matches none of `members` (`fnmatch` patterns), a folder that no pattern lies in, or any link (shown
+    with `@`); our hidden temporary files are not counted."""
+    folders = {"/".join(pattern.split("/")[:depth]) for pattern in members
+               for depth in range(1, pattern.count("/") + 1)}  # the folders the patterns lie in
+    foreign: List[str] = []
+    for root, directories, files in os.walk(real):
+        base = os.path.relpath(root, real).replace(os.sep, "/")
+        base = "" if base == "." else base + "/"
+        for name in sorted(directories):
+            if os.path.islink(os.path.join(root, name)) or base + name not in folders:
+                foreign.append(base + name + ("@" if os.path.islink(os.path.join(root, name)) else "/"))
+        directories[:] = [name for name in directories if base + name in folders]
+        for name in sorted(files):
+            if name.startswith(".") and name.endswith(TEMPORARY_SUFFIX):
+                continue
+            if os.path.islink(os.path.join(root, name)):
+                foreign.append(base + name + "@")
+            elif not any(fnmatch.fnmatch(base + name, pattern) for pattern in members):
+                foreign.append(base + name)
+        if len(foreign) >= limit:
+            break
+    return foreign[:limit]
 
 
 def check_output(
@@ -155,7 +210,8 @@ def check_output(
     folder : `bool`
         The output is a folder (an index) rather than a file.
     members : `Sequence[str]`
-        For a folder output: patterns of the files written into it (an input among them is refused).
+        For a folder output: patterns of what is written into it; an existing folder holding anything else (or a
+        link) is refused, and so is any input at or below the folder.
     has_force : `bool`
         The command has `--force`: the message says that it does not override this check.
     """
@@ -164,7 +220,7 @@ def check_output(
         raise _error(f"{option} is empty; give {what} to write")
     real, in_place = target(given)
     for item in map(_as_input, inputs):
-        how = None if item is None else _overwrites(given, real, members, item)
+        how = None if item is None else _overwrites(given, real, folder, item)
         if how is not None:
             force = "; --force does not change that" if has_force else ""
             raise _error(f"{given}: {how}; write {what} elsewhere ({option} would overwrite its own input{force})")
@@ -173,6 +229,11 @@ def check_output(
             raise _error(f"{given}: is a file; {option} is {what} to write (a folder)")
         if not folder and os.path.isdir(real):
             raise _error(f"{given}: is a folder; {option} is {what} to write")
+        foreign = _foreign_entries(real, members) if folder and members and os.access(real, os.R_OK) else []
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (" and more" if len(foreign) > 5 else "")
+            raise _error(f"{given}: holds {shown}, which is not {what}'s (links count too); give a new or empty "
+                         f"folder, or {what} written before (nothing was changed)")
         if not os.access(real, os.W_OK):
             raise _error(f"{given}: cannot be written (no write permission); write {what} elsewhere")
         if in_place:
@@ -209,7 +270,7 @@ def check_outputs(outputs: Iterable[Tuple[Any, ...]], inputs: Iterable[InputLike
 
 # ------------------------------------------------------------------------------------------------ the lock
 
-_HELD: Dict[Tuple[int, str], List[int]] = {}  # (thread, lock file) -> [file descriptor, depth]
+_HELD: Dict[Tuple[int, str], List[Any]] = {}  # (thread, lock file) -> [its descriptor, depth, the file's or None]
 _HELD_GUARD = threading.Lock()
 
 
@@ -270,8 +331,13 @@ def output_lock(path: Any) -> Iterator[None]:
             held[1] += 1
     if held is None:
         descriptor = _acquire(lock, given)
+        try:
+            itself = _lock_file_itself(real, given, lock)
+        except BaseException:
+            _release(lock, descriptor)
+            raise
         with _HELD_GUARD:
-            held = _HELD[key] = [descriptor, 1]
+            held = _HELD[key] = [descriptor, 1, itself]
     try:
         yield
     finally:
@@ -281,11 +347,38 @@ def output_lock(path: Any) -> Iterator[None]:
             if last:
                 del _HELD[key]
         if last:
-            try:
-                os.unlink(lock)  # while still held: a run waiting on this file then sees it is gone
-            except FileNotFoundError:
-                pass
-            os.close(held[0])
+            if held[2] is not None:
+                os.close(held[2])
+            _release(lock, held[0])
+
+
+def _lock_file_itself(real: str, given: str, lock: str) -> Optional[int]:
+    """An exclusive `flock` on an existing output file itself (its inode), held with its ``.lock`` file: a second
+    writer through another name of the same file (a hard link) stops at once too. None for a new output."""
+    try:
+        descriptor = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None  # no file yet (or not one we can open): the .lock file alone guards it
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        os.close(descriptor)
+        if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise
+        raise _error(f"{given}: another run is writing this file under another name (a hard link to it); wait for "
+                     "it to end or write elsewhere") from None
+    return descriptor
+
+
+def _release(lock: str, descriptor: int) -> None:
+    try:
+        os.unlink(lock)  # while still held: a run waiting on this file then sees it is gone
+    except FileNotFoundError:
+        pass
+    os.close(descriptor)
 
 
 @contextmanager
@@ -425,6 +518,63 @@ def staged_files(folder: Any) -> Iterator[StagedFiles]:
                 os.rmdir(staged.folder)  # made for this save, and empty again
             except OSError:
                 pass
+        raise
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _remove_stale_folders(real: str) -> None:
+    """Removes the staging folders of `replaced_folder` beside `real` left by runs that were killed (their process
+    is gone); puts back a folder whose swap a kill interrupted (`real` missing, its old copy still there)."""
+    folder, name = os.path.split(real)
+    prefix = f".{name}."
+    for entry in sorted(os.listdir(folder or os.curdir)):
+        parts = entry[len(prefix):].split(".") if entry.startswith(prefix) else []
+        if len(parts) < 3 or not parts[0].isdigit() or parts[-1] != TEMPORARY_SUFFIX.lstrip("."):
+            continue
+        if int(parts[0]) == os.getpid() or _pid_alive(int(parts[0])):
+            continue
+        path = os.path.join(folder, entry)
+        if parts[-2] == "old" and not _exists(real):
+            os.rename(path, real)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def replaced_folder(path: Any) -> Iterator[str]:
+    """
+    A new, empty sibling folder of the output folder `path` (``.<name>.<pid>.<random>.tmp``) to build the whole
+    output in; when the block ends without an exception it takes the place of `path` (renamed in; an old `path`
+    is renamed aside first and then removed), after an exception it is removed and `path` is unchanged. So a
+    failure, Ctrl-C or a full disk leaves the old folder whole, and SIGKILL leaves it whole too, with a hidden
+    staging folder that the next run removes. Call `check_output(..., folder=True, members=...)` first: it refuses
+    a `path` that holds anything the command does not write.
+    """
+    real, _ = target(path)
+    _remove_stale_folders(real)
+    staging = os.path.join(os.path.dirname(real), f".{os.path.basename(real)}.{os.getpid()}."
+                           f"{os.urandom(4).hex()}{TEMPORARY_SUFFIX}")
+    os.mkdir(staging)
+    try:
+        yield staging
+        if os.path.isdir(real):
+            old = staging[:-len(TEMPORARY_SUFFIX)] + ".old" + TEMPORARY_SUFFIX
+            os.rename(real, old)
+            os.rename(staging, real)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(staging, real)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
         raise
 
 

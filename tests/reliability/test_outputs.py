@@ -5,6 +5,7 @@ command that writes a file. An output that is one of the command's inputs (also 
 first run's output is complete; a run that fails mid-way leaves the old output (or none) and no temporary file. The
 commands run in this process through AllenNLP's parser (`allennlp.commands.main`), the light `allennlp bits` launcher
 in a fresh process. One NER hashing model is trained for the module (~15 s)."""
+import concurrent.futures
 import json
 import logging
 import os
@@ -90,16 +91,86 @@ def test_an_output_that_is_an_input_is_refused_also_through_a_link(tmp_path):
     check_output(tmp_path / "other.txt", [source, None, "http://example.com/x", tmp_path / "missing"])
 
 
-def test_an_output_folder_must_not_hold_the_input_among_its_files(tmp_path):
-    (tmp_path / "index").mkdir()
+def test_an_output_folder_must_not_hold_an_input_at_any_depth(tmp_path):
+    (tmp_path / "index" / "deep").mkdir(parents=True)
     codes = tmp_path / "index" / "sentences.jsonl"
     codes.write_text("{}\n")
-    with pytest.raises(ConfigurationError, match=f"index: holds the codes corpus {codes} among the files it would "
-                       "write; write the output file elsewhere"):
+    with pytest.raises(ConfigurationError, match=f"index: holds the codes corpus {codes}, which writing the folder "
+                       "would replace or remove; write the output file elsewhere"):
         check_output(tmp_path / "index", [Input(codes, "the codes corpus")], folder=True, members=("*.jsonl",))
+    deep = tmp_path / "index" / "deep" / "corpus.txt"  # not among the files it writes: below it all the same
+    deep.write_text("x\n")
+    with pytest.raises(ConfigurationError, match="holds the codes corpus .*deep/corpus.txt, which writing"):
+        check_output(tmp_path / "index", [Input(deep, "the codes corpus")], folder=True, members=("*.jsonl",))
+    with pytest.raises(ConfigurationError, match="holds the codes corpus"):  # an ancestor of the input too
+        check_output(tmp_path, [Input(deep, "the codes corpus")], folder=True, members=("*.jsonl",))
     with pytest.raises(ConfigurationError, match=f"index.json: is a file of the index {tmp_path / 'index'}; write"):
         check_output(tmp_path / "index" / "index.json", [Input(tmp_path / "index", "the index", ("index.json",))])
     check_output(tmp_path / "index" / "hits.json", [Input(tmp_path / "index", "the index", ("index.json",))])
+
+
+def test_an_output_inside_an_input_folder_is_refused_unless_the_input_names_its_files(tmp_path):
+    """`evaluate DIR --output-file DIR/file` replaced a corpus file with the metrics: a folder input without
+    `members` is read whole, so nothing below it may be written; a serialization folder given as a model archive
+    names the files loading reads, so predictions beside them are fine."""
+    from bitcode_allennlp.host.outputs import model_archive
+
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "sub" / "a.gold_conll").write_text("data\n")
+    for output in ("sub/a.gold_conll", "new.json", "sub/new.json"):
+        with pytest.raises(ConfigurationError, match=f"is inside the evaluation data {corpus}, a folder the command "
+                           "reads whole"):
+            check_output(corpus / output, [Input(corpus, "the evaluation data")], has_force=True)
+    assert (corpus / "sub" / "a.gold_conll").read_text() == "data\n"
+    run = tmp_path / "run"
+    (run / "vocabulary").mkdir(parents=True)
+    check_output(run / "predictions.jsonl", [model_archive(run)])
+    for output in ("config.json", "best.th", "vocabulary/labels.txt", "model.tar.gz"):
+        with pytest.raises(ConfigurationError, match="is a file of the model archive"):
+            check_output(run / output, [model_archive(run)])
+
+
+def test_an_existing_output_folder_must_hold_only_what_the_command_writes(tmp_path):
+    """`bits explore --out DIR` removed DIR/data whatever it was: an existing folder output holding anything the
+    command does not write (a user's file or folder, a link) is refused before any work."""
+    out = tmp_path / "explorer"
+    (out / "data").mkdir(parents=True)
+    (out / "index.html").write_text("<html>")
+    members = ("index.html", "explorer.js", "explorer.css", "data/meta.js", "data/sentences/*.js")
+    (out / "data" / "sentences").mkdir()
+    (out / "data" / "sentences" / "0.js").write_text("")
+    check_output(out, [], folder=True, members=members)  # an explorer written before
+    (out / "data" / "mine.csv").write_text("a user's data/ folder")
+    with pytest.raises(ConfigurationError, match="holds data/mine.csv, which"):
+        check_output(out, [], folder=True, members=members)
+    (out / "data" / "mine.csv").unlink()
+    shutil.rmtree(out / "data" / "sentences")
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigurationError, match="explorer: holds notes.txt, which is not the explorer's folder's "
+                       r"\(links count too\); give a new or empty folder"):
+        check_output(out, [], folder=True, members=members, what="the explorer's folder")
+    (out / "notes.txt").unlink()
+    (out / "data").rmdir()
+    (out / "data").symlink_to(tmp_path)
+    with pytest.raises(ConfigurationError, match="holds data@"):
+        check_output(out, [], folder=True, members=members)
+    assert (out / "index.html").read_text() == "<html>"
+
+
+def test_the_lock_holds_the_file_itself_so_a_hard_link_cannot_let_a_second_writer_in(tmp_path):
+    output = tmp_path / "codes.jsonl"
+    output.write_text("x\n")
+    other_name = tmp_path / "other_name.jsonl"
+    os.link(output, other_name)
+    with output_lock(output):
+        with pytest.raises(ConfigurationError, match="other_name.jsonl: another run is writing this file under "
+                           "another name"):
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:  # another thread is another writer
+                pool.submit(lambda: output_lock(other_name).__enter__()).result()
+    assert not (tmp_path / "codes.jsonl.lock").exists() and not (tmp_path / "other_name.jsonl.lock").exists()
+    with output_lock(other_name):  # free again
+        pass
 
 
 def test_folders_files_and_missing_folders(tmp_path):
