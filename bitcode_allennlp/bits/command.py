@@ -35,7 +35,7 @@ from bitcode_allennlp.bits.stats import code_statistics, format_statistics
 from bitcode_allennlp.bits.table import prediction_tables
 from bitcode_allennlp.common.code_format import int_to_hex
 from bitcode_allennlp.host import options
-from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs, write_text
+from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs, model_archive, write_text
 # AllenNLP's classes, or stand-ins in the light `allennlp bits` process that runs without AllenNLP (see host/names.py)
 from bitcode_allennlp.host.names import ConfigurationError, Subcommand
 
@@ -88,7 +88,7 @@ def diff_from_args(args: argparse.Namespace) -> str:
             raise ConfigurationError("with --codes give --lines A B (1-based line numbers), and no archive")
     elif len(args.inputs) != 3:
         raise ConfigurationError('give ARCHIVE "sentence A" "sentence B", or --codes CODES.jsonl --lines A B')
-    source = Input(args.codes, "the codes corpus") if args.codes else Input(args.inputs[0], "the model archive")
+    source = Input(args.codes, "the codes corpus") if args.codes else model_archive(args.inputs[0])
     with guarded_outputs([(args.html, "--html", "the HTML page")], [source]):
         return _diff(args)
 
@@ -414,8 +414,9 @@ def explore_from_args(args: argparse.Namespace) -> Dict[str, Any]:
 
     if args.serve and not args.archive:
         raise ConfigurationError("--serve needs --archive: the model that encodes what is typed into the page")
-    with guarded_outputs([(args.out, "--out", "the explorer's folder")], [Input(args.codes_file, "the codes corpus")],
-                         folder=True, members=EXPLORER_FILES):
+    inputs = [Input(args.codes_file, "the codes corpus"), Input(args.index, "the index", INDEX_FILES),
+              model_archive(args.archive)]
+    with guarded_outputs([(args.out, "--out", "the explorer's folder")], inputs, folder=True, members=EXPLORER_FILES):
         meta = build_explorer(args.codes_file, args.out, archive=args.archive, max_sentences=args.max_sentences,
                               index_dir=args.index)
     page = Path(args.out).resolve() / "index.html"
@@ -423,9 +424,20 @@ def explore_from_args(args: argparse.Namespace) -> Dict[str, Any]:
           f"{meta['num_bits']}): {args.out}/; open {page.as_uri()} in a browser" +
           ("" if args.serve else ", or add --archive model.tar.gz --serve to type sentences into it"))
     if args.serve:
+        import errno
+
         from bitcode_allennlp.bits.explore_server import serve
 
-        serve(args.out, args.archive, args.port, args.threads)
+        try:
+            serve(args.out, args.archive, args.port, args.threads)
+        except OSError as error:  # binding 127.0.0.1:PORT (it comes before the archive loads)
+            if error.errno == errno.EADDRINUSE:
+                raise ConfigurationError(f"--port {args.port}: already in use; choose another port or --port 0 for "
+                                         "any free one") from None
+            if error.errno == errno.EACCES:
+                raise ConfigurationError(f"--port {args.port}: not allowed to listen there ({error.strerror}); "
+                                         "choose a port above 1023 or --port 0 for any free one") from None
+            raise
     return meta
 
 
@@ -436,12 +448,14 @@ def _explore_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
                                   "(HTML, JS and data shards; opens from file://, no network); --serve also serves "
                                   "it on localhost with the archive behind it, so typed sentences get their codes.")
     explore.add_argument("codes_file", help="a codes corpus (allennlp hash-corpus output)")
-    explore.add_argument("--out", required=True, help="the explorer's folder (its data/ is replaced)")
+    explore.add_argument("--out", required=True, help="the explorer's folder: a new or empty one, or an explorer "
+                         "written before (replaced whole, once the new one is complete)")
     explore.add_argument("--index", default=None, help="the 'allennlp bits index' folder of the same corpus (checked "
                          "to hold it: the page's neighbours are that index's exact answers)")
     explore.add_argument("--archive", default=None, help="the model.tar.gz that made the codes (for --serve)")
     explore.add_argument("--serve", action="store_true", help="serve the explorer on localhost with the archive")
-    explore.add_argument("--port", type=options.non_negative_int, default=8000, help="--serve's port (0: any free)")
+    explore.add_argument("--port", type=options.int_range(0, 65535, what="a port number in 0..65535", name="port"),
+                         default=8000, help="--serve's port on 127.0.0.1 (0: any free one)")
     explore.add_argument("--threads", type=options.positive_int, default=None, help="torch threads for --serve")
     explore.add_argument("--max-sentences", type=options.positive_int, default=None,
                          help="read at most this many sentences")
@@ -467,10 +481,12 @@ def _table_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPars
 
 
 def package_from_args(args: argparse.Namespace) -> str:
+    import shlex  # standard library; only this command quotes a path
+
     spec = PackageSpec(archive=args.archive, name=args.name, version=args.version, data_licence=args.data_licence,
                        training_command=args.training_command, description=args.description)
     path = build_wheel(spec, args.output_dir)
-    print(f"{path}\n  pip install {path}\n  python -c \"import bitcode_allennlp; "
+    print(f"{path}\n  pip install {shlex.quote(path)}\n  python -c \"import bitcode_allennlp; "
           f"print(bitcode_allennlp.load('{spec.name}'))\"")
     return path
 
@@ -481,13 +497,21 @@ def _package_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
                                   description="Builds OUTPUT_DIR/NAME-VERSION-py3-none-any.whl: the archive, its "
                                   "model card (task, K, labels, PLM, dev scores, training command, data licence) "
                                   "and an entry point, so that after `pip install` bitcode_allennlp.load(NAME) and "
-                                  "the spaCy components (config model=NAME) find it (docs/python_api.md).")
+                                  "the spaCy components (config model=NAME) find it (docs/python_api.md). The "
+                                  "name, version, texts, archive (read whole: not truncated, no links or names "
+                                  "outside it) and metrics.json are checked first; a refusal is one line.")
     package.add_argument("archive", help="the trained model.tar.gz (its metrics.json beside it gives the dev scores)")
-    package.add_argument("--name", required=True, help="the package's name: lower-case letters, digits and _")
-    package.add_argument("--version", required=True, help="its version, e.g. 1.0")
-    package.add_argument("--data-licence", required=True, help="the licence of the training data, for the card")
-    package.add_argument("--training-command", default=None, help="the command that trained it, for the card")
-    package.add_argument("--description", default=None, help="one line for the card and the wheel's summary")
+    package.add_argument("--name", required=True, help="the package's name: lower-case letters, digits and _, at "
+                         "most 64 characters, your own (not a standard-library module nor a known or installed "
+                         "package, which pip would replace), e.g. <lab>_<model> such as acme_ner_btc")
+    package.add_argument("--version", required=True, help="its version, PEP 440 in its normal form, e.g. 1.0, "
+                         "0.2.1, 1.0rc1 (no leading v, no local +...)")
+    package.add_argument("--data-licence", required=True, help="the licence of the training data, for the card "
+                         "(one printable line)")
+    package.add_argument("--training-command", default=None, help="the command that trained it, for the card (one "
+                         "printable line)")
+    package.add_argument("--description", default=None, help="one printable line (at most 512 characters) for the "
+                         "card and the wheel's summary")
     package.add_argument("-o", "--output-dir", default="dist", help="where to write the wheel")
     package.set_defaults(func=package_from_args)
     return package

@@ -110,9 +110,9 @@ def test_the_server_answers_encode_diff_and_refuses_bad_requests(ner_hash_archiv
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
 
-    def post(path, body):
+    def post(path, body, content_type="application/json", **headers):
         request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
-                                         headers={"Content-Type": "application/json"})
+                                         headers={"Content-Type": content_type, **headers})
         with urllib.request.urlopen(request) as answer:
             return json.loads(answer.read())
 
@@ -127,11 +127,20 @@ def test_the_server_answers_encode_diff_and_refuses_bad_requests(ner_hash_archiv
         assert encoded["predictions"] == [e.to_dict() for e in model.encode(sentences)]
         diff = post("/api/diff", {"a": "I love Paris", "b": "I love Paris Hilton"})
         assert [pair[:2] for pair in diff["pairs"]] == [[0, 0], [1, 1], [2, 2], [None, 3]]
-        for path, body, status in (("/api/encode", {"sentences": []}, 400), ("/api/encode", {}, 400),
-                                   ("/api/nothing", {}, 404)):
+        for path, body, status, headers in (
+                ("/api/encode", {"sentences": []}, 400, {}), ("/api/encode", {}, 400, {}),
+                ("/api/encode", {"sentences": ["ok", 3]}, 400, {}), ("/api/diff", {"a": "x", "b": ["y"]}, 400, {}),
+                ("/api/nothing", {}, 404, {}),
+                ("/api/encode", {"sentences": ["x"]}, 415, {"content_type": "text/plain"}),
+                ("/api/encode", {"sentences": ["x"]}, 403, {"Origin": "http://evil.example"}),
+                ("/api/encode", {"sentences": ["x"]}, 421, {"Host": "evil.example"})):
             with pytest.raises(urllib.error.HTTPError) as error:
-                post(path, body)
+                post(path, body, **headers)
             assert error.value.code == status and "error" in json.loads(error.value.read())
+        for path in ("/data/", "/../README.md", "/api/encode"):  # no listing, no file outside, no GET of the encoder
+            with pytest.raises(urllib.error.HTTPError) as error:
+                urllib.request.urlopen(base + path)
+            assert error.value.code in (404, 405)
     finally:
         server.shutdown()
         server.server_close()
