@@ -14,6 +14,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from bitcode_allennlp.bits.corpus import read_line
 from bitcode_allennlp.common.code_format import check_num_bits, hex_to_bits, hex_to_uint64, num_hex_digits
+from bitcode_allennlp.common.text_lines import numbered_lines
 
 RED, BLUE, BOLD, RESET = "\x1b[31m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
 
@@ -253,31 +254,41 @@ def render_html(diff: CodeDiff, title: str = "Codes of two sentences") -> str:
 
 def codes_from_corpus(path: str, lines: Sequence[int]) -> Tuple[int, List[Dict[str, Any]]]:
     """
-    Sentences of a codes corpus by their 1-based line numbers in the file.
+    Sentences of a codes corpus by their 1-based line numbers in the file (lines split on LF only, as `grep -n`
+    numbers them: `numbered_lines`, as `read_codes_corpus` reads).
 
     # Returns
 
     `(K, [{"words", "codes", "tags" or None, "name"}])`, one dict per requested line.
+
+    # Raises
+
+    `DataFormatError` ``<path>, line <n>: invalid UTF-8 (...)`` for a requested line that is not UTF-8 (other lines
+    are not read as text); `ValueError` naming the path and line for any other problem.
     """
     wanted = {line: None for line in lines}
     num_bits = None
     count = 0
-    with open(path, encoding="utf-8") as file:
-        for count, text in enumerate(file, start=1):
-            if count in wanted:
-                if not text.strip():
-                    raise ValueError(f"{path}, line {count}: an empty line, not a sentence (--lines)")
-                try:
-                    value = json.loads(text)
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}, line {count}: not JSON ({error.msg} at column {error.colno})") \
-                        from None
-                record = read_line(value, None)
-                if num_bits is not None and record["num_bits"] != num_bits:
-                    raise ValueError(f"{path}: lines of {num_bits} and {record['num_bits']} bits")
-                num_bits = record["num_bits"]
-                wanted[count] = {"words": record["words"], "codes": value["codes"],
-                                            "tags": record["tags"], "name": f"line {count}"}
+    for count, text, decode_error in numbered_lines(path):  # bytes, decoded per line: bad UTF-8 names its line
+        if count not in wanted:
+            continue
+        if decode_error is not None:
+            raise decode_error
+        if not text.strip():
+            raise ValueError(f"{path}, line {count}: an empty line, not a sentence (--lines)")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}, line {count}: not JSON ({error.msg} at column {error.colno})") from None
+        try:
+            record = read_line(value, None)
+        except ValueError as error:
+            raise ValueError(f"{path}, line {count}: {error}") from None
+        if num_bits is not None and record["num_bits"] != num_bits:
+            raise ValueError(f"{path}: lines of {num_bits} and {record['num_bits']} bits")
+        num_bits = record["num_bits"]
+        wanted[count] = {"words": record["words"], "codes": value["codes"], "tags": record["tags"],
+                         "name": f"line {count}"}
     missing = [line for line, value in wanted.items() if value is None]
     if missing:
         raise ValueError(f"--lines: {path} has {count} line{'' if count == 1 else 's'}, so no line {missing[0]} "

@@ -5,16 +5,16 @@ Through AllenNLP, every `allennlp` command first imports torch, transformers, sp
 none of it. When the `allennlp` command starts with one of these (`is_light`), `start_light_bits` (an extension run just
 before the `allennlp` package's code, after `host.console.start_cli`) calls `run_bits` before AllenNLP is imported: it
 builds the same argument parser (`bits/command.py`, with AllenNLP's "(default = x)" help), runs the sub-command, prints
-a user error as `allennlp bits <command>: error: <message>` (exit status 1, as through AllenNLP) and exits. Any other
-exception, and every error under `BITCODE_DEBUG=1`, is raised with its traceback; `start_light_bits` prints it and exits
-with status 1 (it must not reach the import hook, which would log it and go on to AllenNLP's parser, where this process
-has no `bits`). `bits diff ARCHIVE ...` loads a model and goes through AllenNLP as before, as does any
-`--include-package` other than `bitcode_allennlp`.
+a user error as `allennlp bits <command>: error: <message>` (exit status 1, as through AllenNLP) and exits: a
+`ConfigurationError` or an `OSError` of the user's situation (a full disk, a name too long: `console.is_user_error`,
+the same test as through AllenNLP). Any other exception, and every error under `BITCODE_DEBUG=1`, is raised with its
+traceback; `start_light_bits` prints it and exits with status 1 (it must not reach the import hook, which would log
+it and go on to AllenNLP's parser, where this process has no `bits`). `bits diff ARCHIVE ...` loads a model and goes
+through AllenNLP as before, as does any `--include-package` other than `bitcode_allennlp`.
 
 In that process, and only there, the two AllenNLP names our `bits` modules use are stand-ins with the same interface
 (`bitcode_allennlp.host.names`).
 """
-import os
 import sys
 from typing import Any, List
 
@@ -97,7 +97,7 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
     names.LIGHT = True
     from bitcode_allennlp.bits.command import Bits
     from bitcode_allennlp.host.console import (
-        INTERRUPTED_STATUS, USER_OS_ERRORS, debug, report_interrupt, report_user_error,
+        INTERRUPTED_STATUS, debug, flush_stdout, is_user_error, release_stdout, report_interrupt, report_user_error,
     )
 
     parser = _parser_class()(description="Run AllenNLP", prog=prog)
@@ -105,7 +105,7 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
     subparser = Bits().add_subparser(subparsers)
     subparser.add_argument("--include-package", type=str, action="append", default=[],
                            help="additional packages to include")
-    user_errors = (LightConfigurationError,) + USER_OS_ERRORS
+    user_errors: tuple = (LightConfigurationError,)
     checks = sys.modules.get("allennlp.common.checks")  # loaded only if a sub-command needed AllenNLP after all
     try:
         parsed = parser.parse_args(args)
@@ -113,27 +113,25 @@ def run_bits(args: List[str], prog: str = "allennlp") -> int:
             parsed.func(parsed)
         else:
             parser.print_help()
+        flush_stdout()  # here, so that a full disk under stdout is reported like any other error
     except KeyboardInterrupt:
         if debug():
             raise
         report_interrupt(prog, args)
         return INTERRUPTED_STATUS
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as Python's docs advise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        release_stdout(closed=True)
         return 1
     except Exception as error:
         checks = sys.modules.get("allennlp.common.checks") or checks
         if checks is not None:
             user_errors += (checks.ConfigurationError,)
-        if not isinstance(error, user_errors) or debug():
+        if debug() or not is_user_error(error, user_errors):  # a bug: raised, with its traceback
             raise
         report_user_error(prog, args, error)
         return 1
     finally:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        release_stdout()  # what stdout could not take is dropped: Python prints nothing more about it at exit
     return 0
 
 

@@ -63,7 +63,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from bitcode_allennlp.bits.corpus import CodesCorpus
+from bitcode_allennlp.bits.corpus import CodesCorpus, distinct_strings
 from bitcode_allennlp.bits.hamming import hamming_distances
 from bitcode_allennlp.bits.stats import pairs
 from bitcode_allennlp.common.code_format import unpack_bits
@@ -302,9 +302,14 @@ def eta_squared(bits: np.ndarray, labels: np.ndarray, num_labels: int) -> List[O
     return [None if t <= 1e-12 else float(min(1.0, bw / t)) for bw, t in zip(between.tolist(), total.tolist())]
 
 
-def word_strings(corpus: CodesCorpus) -> np.ndarray:
-    """Every word of the corpus in corpus order, as a numpy str array `(n,)`."""
-    return np.array([word for sentence in corpus.sentences for word in sentence["words"]], dtype=str)  # (n,)
+def word_ids(train: CodesCorpus, dev: CodesCorpus) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """The distinct words of both corpora, sorted, and the id of every word into them in corpus order: `(words,
+    train ids (n,), dev ids (m,))`, int64. Ids, not a numpy str array: its fixed-width dtype drops trailing NULs and
+    so would merge ``"w\\x00"`` with ``"w"`` (`distinct_strings`)."""
+    train_words = [word for sentence in train.sentences for word in sentence["words"]]
+    dev_words = [word for sentence in dev.sentences for word in sentence["words"]]
+    names, ids = distinct_strings(train_words + dev_words)  # (T,), (n + m,)
+    return names, ids[: len(train_words)], ids[len(train_words) :]
 
 
 def hash_metric(codes: np.ndarray, labels: np.ndarray) -> Dict[str, float]:
@@ -359,8 +364,8 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, options: Optional[ProbeOpt
     y_train = train.labels[view].ids.astype(np.int64)  # (n,)
     y_dev = dev_label_ids(train, dev, view)  # (m,) -1: a label absent from train
     priority = label_priority(np.bincount(y_train, minlength=num_labels))  # (L,)
-    train_words = word_strings(train)  # (n,)
-    accuracy, seen = majority_accuracies(train, dev, train_words, y_train, y_dev, priority, options.ks)
+    words, train_words, dev_words = word_ids(train, dev)  # (T,), (n,), (m,)
+    accuracy, seen = majority_accuracies(train, dev, train_words, dev_words, y_train, y_dev, priority, options.ks)
     train_bits = unpack_bits(train.codes, train.num_bits)  # (n, K)
     probes, steps = probe_accuracies(train, dev, train_bits, y_train, y_dev, num_labels, options)
     return {
@@ -368,7 +373,7 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, options: Optional[ProbeOpt
         "accuracy": {**accuracy, **probes},
         "seen": seen,
         "hash_metric": hash_metric(dev.codes, dev.labels[view].ids),
-        **code_geometry(train, dev, train_words, train_bits, y_train, num_labels),
+        **code_geometry(train, dev, words, train_words, train_bits, y_train, num_labels),
         "probe_training": {"seed": options.seed, "epochs": options.epochs, "min_steps": options.min_steps,
                            "hidden": options.hidden, "batch_size": options.batch_size, "lr": options.lr,
                            "threads": options.threads, "steps": steps},
@@ -409,19 +414,19 @@ def _accuracy(predictions: np.ndarray, gold: np.ndarray) -> float:
     return float(np.mean(predictions == gold))
 
 
-def majority_accuracies(train: CodesCorpus, dev: CodesCorpus, train_words: np.ndarray, y_train: np.ndarray,
-                        y_dev: np.ndarray, priority: np.ndarray,
+def majority_accuracies(train: CodesCorpus, dev: CodesCorpus, train_words: np.ndarray, dev_words: np.ndarray,
+                        y_train: np.ndarray, y_dev: np.ndarray, priority: np.ndarray,
                         ks: Sequence[int]) -> Tuple[Dict[str, Any], Dict[str, float]]:
     """
     Dev accuracy of the predictors that need no training (word majority, most frequent label, code majority, k-NN
-    votes): train words `(n,)`, train and dev label ids `(n,)`, `(m,)`, label `priority` `(L,)`.
+    votes): train and dev word ids `(n,)`, `(m,)` (`word_ids`), train and dev label ids `(n,)`, `(m,)`, label
+    `priority` `(L,)`.
 
     # Returns
 
     `(accuracy, seen)`: `{"word_majority", "most_frequent_label", "code_majority", "knn": {k: acc}}` and the shares
     of dev words whose word and code occur in train, `{"word", "code"}`.
     """
-    dev_words = word_strings(dev)  # (m,)
     word_predictions, word_seen = majority_predictions(train_words, y_train, dev_words, priority)  # (m,), (m,)
     code_predictions, code_seen = majority_predictions(train.codes, y_train, dev.codes, priority)  # (m,), (m,)
     knn = knn_predictions(train.codes, y_train, dev.codes, train.num_bits, priority, ks)
@@ -459,18 +464,18 @@ def probe_accuracies(train: CodesCorpus, dev: CodesCorpus, train_bits: np.ndarra
     return probes, steps
 
 
-def code_geometry(train: CodesCorpus, dev: CodesCorpus, train_words: np.ndarray, train_bits: np.ndarray,
-                  y_train: np.ndarray, num_labels: int) -> Dict[str, Any]:
-    """`{"distance", "eta_squared", "counts"}` of `probe_codes` (module docstring): train words `(n,)`, their bits
-    `(n, K)` and label ids `(n,)`."""
-    word_types, word_ids = np.unique(train_words, return_inverse=True)  # (T,), (n,)
-    word_ids = word_ids.reshape(-1)
-    same, sizes = mean_pair_distance(train_bits, word_ids)  # (T,), (T,)
+def code_geometry(train: CodesCorpus, dev: CodesCorpus, words: Sequence[str], train_words: np.ndarray,
+                  train_bits: np.ndarray, y_train: np.ndarray, num_labels: int) -> Dict[str, Any]:
+    """`{"distance", "eta_squared", "counts"}` of `probe_codes` (module docstring): the train word ids `(n,)` into
+    `words` (`word_ids`), their bits `(n, K)` and label ids `(n,)`."""
+    word_types, type_ids = np.unique(train_words, return_inverse=True)  # (T,) ids into `words`, (n,)
+    type_ids = type_ids.reshape(-1)
+    same, sizes = mean_pair_distance(train_bits, type_ids)  # (T,), (T,)
     repeated = sizes >= 2  # (T,)
     random_pair = mean_pair_distance(train_bits, np.zeros(len(train), dtype=np.int64))[0][0]
     per_bit = eta_squared(train_bits, y_train, num_labels)
     defined = [value for value in per_bit if value is not None]
-    word_codes = np.unique(np.stack([word_ids.astype(np.uint64), train.codes], axis=1), axis=0)  # (pairs, 2)
+    word_codes = np.unique(np.stack([type_ids.astype(np.uint64), train.codes], axis=1), axis=0)  # (pairs, 2)
     top = int(np.argmax(sizes))
     return {
         "distance": {"same_word": float(np.mean(same[repeated])) if repeated.any() else None,
@@ -482,8 +487,8 @@ def code_geometry(train: CodesCorpus, dev: CodesCorpus, train_words: np.ndarray,
             "dev_sentences": len(dev.sentences), "train_codes": int(np.unique(train.codes).shape[0]),
             "dev_codes": int(np.unique(dev.codes).shape[0]), "train_word_types": int(word_types.shape[0]),
             "codes_per_type": float(word_codes.shape[0] / word_types.shape[0]),
-            "most_frequent_word": {"word": str(word_types[top]), "occurrences": int(sizes[top]),
-                                   "distinct_codes": int(np.unique(train.codes[word_ids == top]).shape[0])},
+            "most_frequent_word": {"word": words[int(word_types[top])], "occurrences": int(sizes[top]),
+                                   "distinct_codes": int(np.unique(train.codes[type_ids == top]).shape[0])},
         },
     }
 

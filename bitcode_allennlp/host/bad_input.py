@@ -7,9 +7,10 @@ AllenNLP module it changes is first imported (`bitcode_allennlp.host.extensions`
 installed with ``cli_errors``):
 
 * `wrap_main` (``allennlp.commands.main``): a `ConfigurationError` (which includes our `DataFormatError` and
-  `ArchiveError`) or a missing / unreadable file prints ``allennlp <command>: error: <message>`` and a hint line
-  on stderr and exits with status 1. `BITCODE_DEBUG=1` (or AllenNLP's own `ALLENNLP_DEBUG=1`) re-raises instead,
-  with the full traceback. Every other exception (a bug) keeps its traceback.
+  `ArchiveError`), a missing / unreadable file or another OS error of the user's situation (a full disk, a name
+  too long, a symlink loop: `console.is_user_error`) prints ``allennlp <command>: error: <message>`` and a hint
+  line on stderr and exits with status 1. `BITCODE_DEBUG=1` (or AllenNLP's own `ALLENNLP_DEBUG=1`) re-raises
+  instead, with the full traceback. Every other exception (a bug, an OSError such as EIO) keeps its traceback.
 * `output_files` (``allennlp predict`` and ``allennlp evaluate``): their numeric options are checked by argparse
   (`bitcode_allennlp.host.options`: ``--batch-size`` a positive integer, ``--cuda-device`` -1 or a GPU id), and
   before the model loads their outputs (``--output-file``, ``--predictions-output-file``) are checked, locked and
@@ -51,15 +52,17 @@ from allennlp.common.checks import ConfigurationError
 # which can happen in the middle of importing `bitcode_allennlp.host.errors` itself (it imports allennlp).
 from bitcode_allennlp.host import errors, options
 from bitcode_allennlp.host.console import (
-    INTERRUPTED_STATUS, USER_OS_ERRORS, debug, error_message, report_interrupt, report_user_error,
+    INTERRUPTED_STATUS, USER_OS_ERRORS, debug, error_message, flush_stdout, is_user_error, release_stdout,
+    report_interrupt, report_user_error,
 )
-from bitcode_allennlp.host.outputs import Input, atomic_path, guarded_outputs, split_paths
+from bitcode_allennlp.host.outputs import Input, atomic_path, guarded_outputs, model_archive, split_paths
 from bitcode_allennlp.host.patching import patch, replacing
 
 logger = logging.getLogger(__name__)
 
 USER_ERRORS = (ConfigurationError,) + USER_OS_ERRORS
-"""Errors about the user's input, printed as one line; everything else keeps its traceback."""
+"""Errors about the user's input, printed as one line, with the `OSError`s of the user's situation (a full disk, a
+name too long: `console.USER_ERRNOS`, see `console.is_user_error`); everything else keeps its traceback."""
 
 UNSTARTED_ENTRIES = ("config.json", "meta.json", "vocabulary")
 """What `allennlp train` writes into a serialization directory before its first checkpoint (and `*.log`)."""
@@ -69,22 +72,29 @@ UNSTARTED_ENTRIES = ("config.json", "meta.json", "vocabulary")
 
 
 def wrap_main(original: Callable[..., None]) -> Callable[..., None]:
-    """`allennlp.commands.main`, printing a user error as two lines on stderr and exiting with status 1, and Ctrl-C
-    as one line naming what the output holds (`report_interrupt`), exiting with status 130."""
+    """`allennlp.commands.main`, printing a user error (`USER_ERRORS`, or an `OSError` of the user's situation:
+    `console.is_user_error`) as two lines on stderr and exiting with status 1, and Ctrl-C as one line naming what
+    the output holds (`report_interrupt`), exiting with status 130. Stdout is flushed before the end, so that a
+    full disk under it is such an error too; a closed stdout (``| head``) ends the command quietly with status 1."""
 
     def main(prog: Optional[str] = None) -> None:
         try:
             original(prog)
-        except USER_ERRORS as error:
-            if debug():
-                raise
-            report_user_error(prog, sys.argv[1:], error)
-            raise SystemExit(1) from None
+            flush_stdout()
         except KeyboardInterrupt:
             if debug():
                 raise
             report_interrupt(prog, sys.argv[1:])
             raise SystemExit(INTERRUPTED_STATUS) from None
+        except BrokenPipeError:  # the reader of stdout went away: stop quietly, as Python's docs advise
+            release_stdout(closed=True)
+            raise SystemExit(1) from None
+        except Exception as error:
+            if debug() or not is_user_error(error, USER_ERRORS):
+                raise  # a bug: its traceback
+            release_stdout()
+            report_user_error(prog, sys.argv[1:], error)
+            raise SystemExit(1) from None
 
     main.__doc__ = original.__doc__
     main.__wrapped__ = original  # type: ignore[attr-defined]
@@ -155,7 +165,7 @@ def add_evaluate_checks(original: Callable[..., Any]) -> Callable[..., Any]:
             if auto not in ("PREDS", "ALL"):
                 outputs.append(("predictions_output_file", "--predictions-output-file", "the predictions file"))
             inputs = [Input(path, "the evaluation data") for path in split_paths(args.input_file)]
-            inputs += [Input(args.archive_file, "the model archive"), Input(args.weights_file, "the weights file")]
+            inputs += [model_archive(args.archive_file), Input(args.weights_file, "the weights file")]
             with written_atomically(args, outputs, inputs):
                 return evaluate(args)
 
@@ -230,7 +240,7 @@ def add_predict_arguments(original: Callable[..., Any]) -> Callable[..., Any]:
 
         def func(args):
             token = _SKIP_BAD_LINES.set(bool(getattr(args, "skip_bad_lines", False)))
-            inputs = [Input(args.input_file, "the input file"), Input(args.archive_file, "the model archive"),
+            inputs = [Input(args.input_file, "the input file"), model_archive(args.archive_file),
                       Input(getattr(args, "weights_file", None), "the weights file")]
             try:
                 with written_atomically(args, [("output_file", "--output-file", "the predictions")], inputs):

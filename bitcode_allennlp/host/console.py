@@ -21,9 +21,10 @@ Verbose, AllenNLP's own output: ``--verbose`` anywhere on the command line, ``BI
 worker processes (distributed training) follow it; ``BITCODE_VERBOSE=0`` also quiets `allennlp.commands.train`
 functions called from a script.
 """
+import errno
 import os
 import sys
-from typing import List, Optional, Union
+from typing import Any, List, Optional, Union
 
 from bitcode_allennlp.host.patching import APPLIED, patch, record
 
@@ -220,7 +221,37 @@ def add_verbose_argument(parser) -> None:
 
 
 USER_OS_ERRORS = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
-"""Errors of the operating system about a path the user gave, printed as one line like a `ConfigurationError`."""
+"""Errors of the operating system about a path the user gave, printed as one line like a `ConfigurationError`
+(`PermissionError` is errno EACCES or EPERM)."""
+
+
+def _errnos(*names: str) -> "frozenset[int]":
+    return frozenset(getattr(errno, name) for name in names if hasattr(errno, name))  # EDQUOT: not everywhere
+
+
+WRITE_ERRNOS = _errnos("ENOSPC", "EDQUOT", "EFBIG")
+"""What a write, flush or close of a file can fail with because of where it writes: a full disk, a disk quota, a
+file over the size limit. Python's file objects raise them without a file name (`written_file` looks for it)."""
+
+USER_ERRNOS = WRITE_ERRNOS | _errnos(
+    "ENAMETOOLONG",  # a name over 255 bytes (or a path over 4095)
+    "ELOOP",  # a symlink loop in a path
+    "EROFS",  # a read-only file system
+    "EMFILE", "ENFILE",  # too many open files (this process, the system)
+    "EADDRINUSE", "EADDRNOTAVAIL",  # a port that is taken, an address not of this machine (`bits explore --serve`)
+    "EACCES", "EPERM",  # permissions (`PermissionError`, already in USER_OS_ERRORS)
+)
+"""Errnos of an `OSError` that come from the user's situation (where they write, their limits), never from a bug:
+such an error is one line (`is_user_error`). Any other errno (EIO, EBADF, EINVAL, ...) keeps its traceback."""
+
+
+def is_user_error(error: BaseException, also: "tuple" = ()) -> bool:
+    """Whether `error` is the user's (one line, exit status 1) rather than a bug (its traceback): one of `also`
+    (`ConfigurationError`, which the caller knows), of `USER_OS_ERRORS`, or an `OSError` whose errno is in
+    `USER_ERRNOS`."""
+    if isinstance(error, also) or isinstance(error, USER_OS_ERRORS):
+        return True
+    return isinstance(error, OSError) and error.errno in USER_ERRNOS
 
 
 def debug() -> bool:
@@ -228,11 +259,137 @@ def debug() -> bool:
     return any(os.environ.get(name, "") not in ("", "0") for name in DEBUG_VARIABLES)
 
 
+STDOUT_NAME = "standard output"
+"""How a message names `sys.stdout` (`flush_stdout`, `written_file`)."""
+
+
+def _written_name(value: Any) -> Optional[str]:
+    """The path of `value` if it is a file object opened by name for writing (not by descriptor), else None."""
+    import io
+
+    if not isinstance(value, io.IOBase):
+        return None
+    if value is sys.stdout or value is sys.__stdout__:
+        return STDOUT_NAME
+    name, mode = getattr(value, "name", None), getattr(value, "mode", None)
+    if not isinstance(name, str) or not isinstance(mode, str) or not any(flag in mode for flag in "wax+"):
+        return None
+    return name
+
+
+def written_file(error: BaseException) -> Optional[str]:
+    """
+    The file that a write error without a file name (`WRITE_ERRNOS`: ``file.write``, ``flush`` and ``close`` name
+    none) was writing: the one file object opened for writing by name among the local variables (and the
+    attributes of ``self``) of the frame that raised it, the innermost of its traceback. None when there is none,
+    or more than one, or for any other error.
+    """
+    if not isinstance(error, OSError) or error.errno not in WRITE_ERRNOS or error.filename is not None:
+        return None
+    trace = error.__traceback__
+    if trace is None:
+        return None
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    found: List[str] = []
+    for key, value in trace.tb_frame.f_locals.items():
+        values = [value]
+        if key == "self" and isinstance(getattr(value, "__dict__", None), dict):
+            values += list(vars(value).values())
+        for item in values:
+            name = _written_name(item)
+            if name is not None and name not in found:
+                found.append(name)
+    return found[0] if len(found) == 1 else None
+
+
+def _atomic_output(path: str) -> Optional[str]:
+    """The output that `path` is the temporary file of (``.<name>.<pid>.<random>.tmp`` beside it, made by
+    `outputs.atomic_file`, `atomic_path` and `staged_files`), or None."""
+    import re
+
+    from bitcode_allennlp.host.outputs import TEMPORARY_SUFFIX
+
+    folder, name = os.path.split(path)
+    match = re.fullmatch(r"\.(.+)\.[0-9]+\.[0-9a-f]{8}" + re.escape(TEMPORARY_SUFFIX), name)
+    return os.path.join(folder, match.group(1)) if match else None
+
+
+def _name_detail(error: OSError, path: str) -> str:
+    """What makes an ENAMETOOLONG or EMFILE error clear: the name's length, the process's limit of open files."""
+    if error.errno == errno.ENAMETOOLONG:
+        parts = os.fsencode(path).split(b"/")
+        longest = max(len(part) for part in parts)
+        if longest > 255:
+            return f" (a name of {longest} bytes in it; most file systems allow 255)"
+        return f" (the path has {len(os.fsencode(path))} bytes)"
+    if error.errno == errno.EMFILE:
+        try:
+            import resource
+
+            limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        except (ImportError, OSError, ValueError):
+            return ""
+        return f" (this process may open {limit}; `ulimit -n` raises the limit)"
+    return ""
+
+
+def os_error_message(error: OSError) -> str:
+    """
+    One line for an `OSError`: ``<file>: <the OS's reason>``, the file being the one the error names, or for a
+    write error without one the file being written (`written_file`); the temporary file of an atomic write is named
+    as its output, with what the failure kept (the old output, or none: outputs are written whole or not at all).
+    Without a file: ``<reason> (<ERRNO>)``.
+    """
+    reason = error.strerror or str(error)
+    path: Any = error.filename if error.filename is not None else written_file(error)
+    if path is None:
+        code = errno.errorcode.get(error.errno) if isinstance(error.errno, int) else None
+        return f"{reason} ({code})" if code else reason
+    path = os.fsdecode(path) if isinstance(path, (bytes, os.PathLike)) else str(path)
+    detail = _name_detail(error, path)
+    output = _atomic_output(path)
+    if output is not None:
+        kept = "the old file is unchanged" if os.path.exists(output) else "nothing was written"
+        return f"{output}: {reason}{detail}; {kept} (outputs are written whole or not at all)"
+    if error.filename2 is not None:
+        target = os.fsdecode(error.filename2) if isinstance(error.filename2, bytes) else str(error.filename2)
+        return f"{path} -> {target}: {reason}{detail}"
+    return f"{path}: {reason}{detail}"
+
+
 def error_message(error: BaseException) -> str:
-    """What the user reads about `error`: its message, or for an OS error `<file>: <reason>`."""
-    if isinstance(error, OSError) and error.filename is not None and error.strerror:
-        return f"{error.filename}: {error.strerror}"
+    """What the user reads about `error`: its message, or for an OS error `<file>: <reason>` (`os_error_message`)."""
+    if isinstance(error, OSError) and error.strerror:
+        return os_error_message(error)
     return str(error) or type(error).__name__
+
+
+def flush_stdout() -> None:
+    """Flushes `sys.stdout` at the end of a command, so that a full disk under a redirected stdout is an error of
+    the command (named `STDOUT_NAME`) rather than a message of Python's at exit."""
+    try:
+        sys.stdout.flush()
+    except OSError as error:
+        if error.filename is None and not isinstance(error, BrokenPipeError):
+            error.filename = STDOUT_NAME
+        raise
+
+
+def release_stdout(closed: bool = False) -> None:
+    """After an error: stdout's remaining output is dropped if it cannot be written (a full disk), or at once when
+    the pipe is `closed` (``| head``), so that Python prints nothing more about it at exit (as Python's docs advise
+    for a closed pipe)."""
+    if not closed:
+        try:
+            sys.stdout.flush()
+            return
+        except (OSError, ValueError):
+            pass
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's capture): nothing is printed at exit anyway
 
 
 def command_name(argv: List[str]) -> str:

@@ -225,17 +225,7 @@ def check_output(
             force = "; --force does not change that" if has_force else ""
             raise _error(f"{given}: {how}; write {what} elsewhere ({option} would overwrite its own input{force})")
     if _exists(real):
-        if folder and not os.path.isdir(real):
-            raise _error(f"{given}: is a file; {option} is {what} to write (a folder)")
-        if not folder and os.path.isdir(real):
-            raise _error(f"{given}: is a folder; {option} is {what} to write")
-        foreign = _foreign_entries(real, members) if folder and members and os.access(real, os.R_OK) else []
-        if foreign:
-            shown = ", ".join(foreign[:5]) + (" and more" if len(foreign) > 5 else "")
-            raise _error(f"{given}: holds {shown}, which is not {what}'s (links count too); give a new or empty "
-                         f"folder, or {what} written before (nothing was changed)")
-        if not os.access(real, os.W_OK):
-            raise _error(f"{given}: cannot be written (no write permission); write {what} elsewhere")
+        _check_existing(given, real, folder, members, option, what)
         if in_place:
             return real
     parent = os.path.dirname(real) or os.curdir
@@ -251,6 +241,22 @@ def check_output(
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _error(f"{given}: cannot write into its folder {parent} (no write permission)")
     return real
+
+
+def _check_existing(given: str, real: str, folder: bool, members: Sequence[str], option: str, what: str) -> None:
+    """`check_output` on an output that exists: the right kind, holding only what the command writes (a folder), and
+    writable."""
+    if folder and not os.path.isdir(real):
+        raise _error(f"{given}: is a file; {option} is {what} to write (a folder)")
+    if not folder and os.path.isdir(real):
+        raise _error(f"{given}: is a folder; {option} is {what} to write")
+    foreign = _foreign_entries(real, members) if folder and members and os.access(real, os.R_OK) else []
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (" and more" if len(foreign) > 5 else "")
+        raise _error(f"{given}: holds {shown}, which is not {what}'s (links count too); give a new or empty "
+                     f"folder, or {what} written before (nothing was changed)")
+    if not os.access(real, os.W_OK):
+        raise _error(f"{given}: cannot be written (no write permission); write {what} elsewhere")
 
 
 def check_outputs(outputs: Iterable[Tuple[Any, ...]], inputs: Iterable[InputLike] = (), **options: Any) -> None:
@@ -304,8 +310,14 @@ def _acquire(path: str, given: str) -> int:
         except FileNotFoundError:
             current = None
         if current is not None and os.path.samestat(os.fstat(descriptor), current):
-            os.ftruncate(descriptor, 0)
-            os.write(descriptor, f"{os.getpid()}\n".encode("ascii"))
+            try:
+                os.ftruncate(descriptor, 0)
+                os.write(descriptor, f"{os.getpid()}\n".encode("ascii"))
+            except OSError as error:  # a full disk: no lock file left behind, the error names it
+                _release(path, descriptor)
+                if error.filename is None:
+                    error.filename = path
+                raise
             return descriptor
         os.close(descriptor)
 
@@ -440,7 +452,9 @@ def atomic_file(path: Any, mode: str = "w", encoding: Optional[str] = "utf-8") -
         with os.fdopen(descriptor, mode, encoding=encoding) as file:
             yield file
         _commit(temporary, real)
-    except BaseException:
+    except BaseException as error:
+        if isinstance(error, OSError) and error.filename is None:
+            error.filename = temporary  # a write error of the unnamed file: the error layer names the output
         _remove(temporary)
         raise
 
@@ -527,7 +541,7 @@ def _pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except OSError:  # someone else's process: alive
-        return True
+        pass
     return True
 
 
@@ -551,14 +565,10 @@ def _remove_stale_folders(real: str) -> None:
 
 @contextmanager
 def replaced_folder(path: Any) -> Iterator[str]:
-    """
-    A new, empty sibling folder of the output folder `path` (``.<name>.<pid>.<random>.tmp``) to build the whole
-    output in; when the block ends without an exception it takes the place of `path` (renamed in; an old `path`
-    is renamed aside first and then removed), after an exception it is removed and `path` is unchanged. So a
-    failure, Ctrl-C or a full disk leaves the old folder whole, and SIGKILL leaves it whole too, with a hidden
-    staging folder that the next run removes. Call `check_output(..., folder=True, members=...)` first: it refuses
-    a `path` that holds anything the command does not write.
-    """
+    """A new sibling folder of the output folder `path` (``.<name>.<pid>.<random>.tmp``) to build the output in; when
+    the block ends without an exception it takes the place of `path` (an old one renamed aside, then removed); after
+    one it is removed and `path` is unchanged (after SIGKILL too: the next run removes it). Call `check_output(...,
+    folder=True, members=...)` first: it refuses a `path` that holds anything the command does not write."""
     real, _ = target(path)
     _remove_stale_folders(real)
     staging = os.path.join(os.path.dirname(real), f".{os.path.basename(real)}.{os.getpid()}."

@@ -1,4 +1,5 @@
 """`bits.diff`: exactly the differing bits are marked, in text, ANSI and HTML; alignment; codes from an archive."""
+import json
 import re
 
 import pytest
@@ -12,7 +13,8 @@ import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.bits.diff import (
     BLUE, RED, RESET, align, codes_from_archive, codes_from_corpus, diff_codes, render_html, render_text,
 )
-from tests.conftest import CONFIGS
+from bitcode_allennlp.host.errors import DataFormatError
+from tests.conftest import CONFIGS, ROOT
 
 
 
@@ -56,6 +58,44 @@ def test_codes_from_corpus_lines(ner_codes):
     assert num_bits == 4 and a["words"] == ["Peter", "Smith"] and b["tags"] == ["U-ORG", "O", "U-MISC", "O"]
     with pytest.raises(ValueError, match="no line 9"):
         codes_from_corpus(str(ner_codes), [1, 9])
+
+
+def bad_utf8_codes(tmp_path):
+    """Line 1 good; line 2 with a byte that is not UTF-8 in a word; line 3 good; CR LF line ends (read as LF)."""
+    good = json.dumps({"words": ["a", "b"], "codes": ["1", "2"], "num_bits": 4}).encode()
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(good + b"\r\n" + b'{"words": ["caf\xe9"], "codes": ["3"], "num_bits": 4}\r\n' + good + b"\r\n")
+    return path
+
+
+def test_codes_from_corpus_names_the_file_and_line_of_invalid_utf8(tmp_path):
+    path = bad_utf8_codes(tmp_path)
+    with pytest.raises(DataFormatError) as caught:
+        codes_from_corpus(str(path), [1, 2])
+    assert (caught.value.path, caught.value.line) == (str(path), 2)
+    assert str(caught.value) == f"{path}, line 2: invalid UTF-8 (byte 16 of the line: b'\\xe9')"
+    num_bits, (a, b) = codes_from_corpus(str(path), [3, 1])  # a bad line that is not asked for is not read
+    assert num_bits == 4 and a["words"] == b["words"] == ["a", "b"] and a["name"] == "line 3"
+
+
+def test_codes_from_corpus_names_the_file_and_line_of_a_bad_record(tmp_path):
+    path = tmp_path / "codes.jsonl"
+    path.write_text('{"words": ["a"], "codes": ["1"], "num_bits": 4}\n{"codes": ["zz"], "num_bits": 4}\n')
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}, line 2: "):
+        codes_from_corpus(str(path), [1, 2])
+
+
+def test_bits_diff_of_invalid_utf8_is_one_line_naming_file_and_line(tmp_path):
+    import subprocess
+    import sys
+
+    path = bad_utf8_codes(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "allennlp", "bits", "diff", "--codes", str(path), "--lines", "1",
+                             "2"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [
+        f"allennlp bits diff: error: {path}, line 2: invalid UTF-8 (byte 16 of the line: b'\\xe9')",
+        "(set BITCODE_DEBUG=1 for the full traceback)"]
 
 
 @pytest.fixture(scope="module")

@@ -100,6 +100,25 @@ def test_one_code_per_word_type_is_the_word_majority(tmp_path):
     assert top["distinct_codes"] == 1
 
 
+def test_a_word_ending_in_nul_is_its_own_word(tmp_path):
+    # "w\x00" and "w" are two words (a numpy str array would drop the NUL and merge them): in train, "w" is Y three
+    # times and "w\x00" X twice; dev asks for "w\x00" twice (X). Their codes are all one code, so only the word
+    # baseline can tell them apart.
+    train = corpus(tmp_path / "train.jsonl", ["w", "w", "w", "w\x00", "w\x00"], [5] * 5, ["Y", "Y", "Y", "X", "X"], 4)
+    dev = corpus(tmp_path / "dev.jsonl", ["w\x00", "w\x00"], [5, 5], ["X", "X"], 4)
+    assert [w for s in dev.sentences for w in s["words"]] == ["w\x00", "w\x00"]  # the reader keeps the NUL
+    result = probe_codes(train, dev, **FAST)
+    assert result["accuracy"]["word_majority"] == 1.0  # merged with "w", it would predict Y: 0.0
+    assert result["accuracy"]["code_majority"] == 0.0  # one code for all five: its majority is Y
+    assert result["seen"]["word"] == 1.0
+    assert result["counts"]["train_word_types"] == 2 and result["distance"]["word_types"] == 2
+    assert result["counts"]["most_frequent_word"] == {"word": "w", "occurrences": 3, "distinct_codes": 1}
+    dev = corpus(tmp_path / "dev_w.jsonl", ["w", "v"], [5, 5], ["Y", "Y"], 4)
+    result = probe_codes(train, dev, **FAST)
+    assert result["seen"]["word"] == 0.5 and result["accuracy"]["word_majority"] == 1.0  # unseen "v": Y, the most
+    # frequent label
+
+
 def test_majority_ties_go_to_the_more_frequent_label_then_the_name(tmp_path):
     # code 1: X Y; code 2: X Z; code 3: Y Y Y; code 4: X Z Z
     train = corpus(tmp_path / "train.jsonl", list("abcdefghij"), [1, 1, 2, 2, 3, 3, 3, 4, 4, 4],
