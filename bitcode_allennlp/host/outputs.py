@@ -33,7 +33,7 @@ import shutil
 import stat
 import threading
 from contextlib import ExitStack, contextmanager
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 try:
     import fcntl
@@ -297,14 +297,8 @@ def _holder(path: str) -> str:
 def _acquire(path: str, given: str) -> int:
     while True:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
-            os.close(descriptor)
-            if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            raise _error(f"{given}: another run is writing it{_holder(path)}, holding {path}; wait for it to end "
-                         "or write elsewhere") from None
+        _flock_or_refuse(descriptor, lambda: f"{given}: another run is writing it{_holder(path)}, holding {path}; "
+                         "wait for it to end or write elsewhere")
         try:  # the run that held it may have removed the file just before: lock the file that is there now
             current = os.stat(path)
         except FileNotFoundError:
@@ -374,15 +368,21 @@ def _lock_file_itself(real: str, given: str, lock: str) -> Optional[int]:
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         return None
+    _flock_or_refuse(descriptor, lambda: f"{given}: another run is writing this file under another name (a hard "
+                     "link to it); wait for it to end or write elsewhere")
+    return descriptor
+
+
+def _flock_or_refuse(descriptor: int, refusal: Callable[[], str]) -> None:
+    """An exclusive non-blocking `flock` on `descriptor`; when another holds it, the descriptor is closed and
+    `ConfigurationError(refusal())` raised."""
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as error:
         os.close(descriptor)
         if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             raise
-        raise _error(f"{given}: another run is writing this file under another name (a hard link to it); wait for "
-                     "it to end or write elsewhere") from None
-    return descriptor
+        raise _error(refusal()) from None
 
 
 def _release(lock: str, descriptor: int) -> None:
