@@ -36,7 +36,7 @@ from bitcode_allennlp.bits.faiss_index import (
     DEFAULT_THREADS, FAISS_CLASSES, FaissBinaryIndex, check_threads, code_bytes, pack_codes,
 )
 from bitcode_allennlp.bits.hamming import candidates, hamming_distances
-from bitcode_allennlp.bits.index_files import FAISS_FILE, FORMAT, INDEX_TYPES, VERSION, IndexFiles
+from bitcode_allennlp.bits.index_files import FAISS_FILE, FORMAT, INDEX_FILES, INDEX_TYPES, VERSION, IndexFiles
 from bitcode_allennlp.bits.precision import neighbour_label_counts, view_precision
 from bitcode_allennlp.common.code_format import check_code, check_codes, check_num_bits, hex_to_uint64, uint64_to_hex
 from bitcode_allennlp.host.outputs import staged_files
@@ -172,13 +172,12 @@ class HammingIndex:
     # ---------------------------------------------------------------------------------------------- disk
     def save(self, directory: str) -> None:
         """
-        Writes the index to `directory` (created if needed; files listed in `index_files`). Each file is
-        written beside its old version under a temporary name, and all are renamed over the old ones (index.json
-        last) once every one is written (`outputs.staged_files`): a failed save leaves the old index and no
-        temporary file, and an index loaded from `directory` (memory maps, the sentences read on first use) can be
-        saved back onto it.
+        Writes the index to `directory` (files listed in `index_files`), built whole in a sibling folder that
+        takes its place once every file is written (`outputs.staged_files`): a failed or killed save leaves the old
+        index whole and no temporary file, a `directory` holding other files is refused, and an index loaded from
+        `directory` (memory maps, the sentences read on first use) can be saved back onto it.
         """
-        with staged_files(directory) as staged:
+        with staged_files(directory, INDEX_FILES) as staged:
             self._save(staged)
 
     def _save(self, staged: Any) -> None:
@@ -196,9 +195,7 @@ class HammingIndex:
                         for sentence in self.sentences)
         Path(staged.path("sentences.jsonl")).write_text(lines, encoding="utf-8")
         search: Dict[str, Any] = {"type": self.index_type, "exact": self.exact}
-        if self.search_index is None:
-            staged.remove(FAISS_FILE)
-        else:
+        if self.search_index is not None:
             self.search_index.write(staged.path(FAISS_FILE))
             search.update(file=FAISS_FILE, faiss_class=FAISS_CLASSES[self.index_type],
                           bits=8 * code_bytes(self.num_bits), params=self.search_index.params)

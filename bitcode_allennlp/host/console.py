@@ -305,14 +305,20 @@ def written_file(error: BaseException) -> Optional[str]:
 
 def _atomic_output(path: str) -> Optional[str]:
     """The output that `path` is the temporary file of (``.<name>.<pid>.<random>.tmp`` beside it, made by
-    `outputs.atomic_file`, `atomic_path` and `staged_files`), or None."""
+    `outputs.atomic_file` and `atomic_path`), or the output folder whose staging folder it is in
+    (`replaced_folder`, `staged_files`), or None."""
     import re
 
     from bitcode_allennlp.host.outputs import TEMPORARY_SUFFIX
 
+    pattern = r"\.(.+)\.[0-9]+\.[0-9a-f]{8}" + re.escape(TEMPORARY_SUFFIX)
     folder, name = os.path.split(path)
-    match = re.fullmatch(r"\.(.+)\.[0-9]+\.[0-9a-f]{8}" + re.escape(TEMPORARY_SUFFIX), name)
-    return os.path.join(folder, match.group(1)) if match else None
+    match = re.fullmatch(pattern, name)
+    if match:
+        return os.path.join(folder, match.group(1))
+    parent, staging = os.path.split(folder)
+    match = re.fullmatch(pattern, staging)
+    return os.path.join(parent, match.group(1)) if match else None
 
 
 def _name_detail(error: OSError, path: str) -> str:
@@ -350,7 +356,8 @@ def os_error_message(error: OSError) -> str:
     detail = _name_detail(error, path)
     output = _atomic_output(path)
     if output is not None:
-        kept = "the old file is unchanged" if os.path.exists(output) else "nothing was written"
+        kept = (f"the old {'folder' if os.path.isdir(output) else 'file'} is unchanged" if os.path.exists(output)
+                else "nothing was written")
         return f"{output}: {reason}{detail}; {kept} (outputs are written whole or not at all)"
     if error.filename2 is not None:
         target = os.fsdecode(error.filename2) if isinstance(error.filename2, bytes) else str(error.filename2)

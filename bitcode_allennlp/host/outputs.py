@@ -17,11 +17,11 @@ of `allennlp bits` (`--json`, `--out`, `--html`, index folders). The guard:
   it). The lock file is removed at the end; one left by a killed run does not block (the kernel releases a dead
   process's flock; only a held lock counts). Re-entrant within a thread (a command and the function it calls both
   take it).
-* `atomic_file`, `atomic_path`, `staged_files`: the output is written to a temporary file in its own folder and
-  renamed over it at the end, so a failed or interrupted run leaves the old output (or none), never a half-written
-  or emptied one, and no temporary file. `replaced_folder`: a whole output folder (the code explorer) is built in
-  a sibling folder and renamed into place. `allennlp hash-corpus` is the exception: it appends complete lines to
-  OUTPUT and continues after the last complete one when run again (its documented resume), under the lock.
+* `atomic_file`, `atomic_path`: the output is written to a temporary file in its own folder and renamed over it
+  at the end, so a failed or interrupted run leaves the old output (or none), never a half-written or emptied one,
+  and no temporary file. `replaced_folder`, `staged_files`: a whole output folder (the code explorer, an index) is
+  built in a sibling folder and renamed into place. `allennlp hash-corpus` is the exception: it appends complete
+  lines to OUTPUT and continues after the last complete one when run again (its documented resume), under the lock.
 
 Standard library only: the light `allennlp bits` process, which has no AllenNLP, imports it. Errors are AllenNLP's
 `ConfigurationError` (or its stand-in in the light process, `bitcode_allennlp.bits.light`), one line each.
@@ -482,57 +482,29 @@ def atomic_path(path: Any) -> Iterator[str]:
 
 
 class StagedFiles:
-    """Files of a folder written under temporary names (`path`) and renamed into place together by `commit`, in the
-    order they were named (so the file that makes the folder valid, named last, is replaced last)."""
+    """The files of an output folder as `staged_files` writes them: `path(name)` is where its file `name` goes (in the
+    staging folder that takes the folder's place at the end); a file not written is not in the new folder."""
 
-    def __init__(self, folder: Any) -> None:
-        self.folder = os.path.realpath(os.fspath(folder))
-        self._staged: List[Tuple[str, str]] = []
-        self._removed: List[str] = []
+    def __init__(self, staging: str) -> None:
+        self.staging = staging
 
     def path(self, name: str) -> str:
-        """A temporary path in the folder for its file `name`."""
-        final = os.path.join(self.folder, name)
-        temporary = _temporary_name(final)
-        self._staged.append((temporary, final))
-        return temporary
-
-    def remove(self, name: str) -> None:
-        """Removes the folder's file `name` (if there) on `commit`."""
-        self._removed.append(os.path.join(self.folder, name))
-
-    def commit(self) -> None:
-        for temporary, final in self._staged:
-            if os.path.isfile(temporary):
-                _commit(temporary, final)
-        for final in self._removed:
-            _remove(final)
-        self._staged, self._removed = [], []
-
-    def discard(self) -> None:
-        for temporary, _ in self._staged:
-            _remove(temporary)
-        self._staged, self._removed = [], []
+        return os.path.join(self.staging, name)
 
 
 @contextmanager
-def staged_files(folder: Any) -> Iterator[StagedFiles]:
-    """`StagedFiles` of `folder` (created if missing), committed when the block ends without an exception and
-    discarded (the folder's old files unchanged, no temporary file left) after one."""
-    created = not os.path.isdir(os.fspath(folder))
-    os.makedirs(os.fspath(folder), exist_ok=True)
-    staged = StagedFiles(folder)
-    try:
-        yield staged
-        staged.commit()
-    except BaseException:
-        staged.discard()
-        if created:
-            try:
-                os.rmdir(staged.folder)  # made for this save, and empty again
-            except OSError:
-                pass
-        raise
+def staged_files(folder: Any, members: Sequence[str]) -> Iterator[StagedFiles]:
+    """`StagedFiles` of the output folder `folder`, built whole in a sibling folder and renamed into place when the
+    block ends without an exception (`replaced_folder`), so a failed or killed save leaves the old folder whole. An
+    existing `folder` holding anything but `members` (`fnmatch` patterns: a user's files, a link) is refused
+    (`ConfigurationError`) before anything is written: it is replaced whole."""
+    real, _ = target(folder)
+    foreign = _foreign_entries(real, members) if os.path.isdir(real) else []
+    if foreign:
+        raise _error(f"{os.fspath(folder)}: holds {', '.join(foreign[:5])}, which it would not write again; give a "
+                     "new or empty folder (nothing was changed)")
+    with replaced_folder(real) as staging:
+        yield StagedFiles(staging)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -268,22 +268,33 @@ def test_atomic_writes_leave_the_old_output_after_a_failure(tmp_path):
     assert (tmp_path / "link.json").is_symlink() and out.read_text() == "through the link\n"
 
 
-def test_staged_files_replace_a_folder_s_files_together(tmp_path):
+def test_staged_files_replace_a_folder_whole(tmp_path):
     folder = tmp_path / "index"
-    with staged_files(folder) as staged:
+    members = ("*.npy", "index.json")
+    with staged_files(folder, members) as staged:
         Path(staged.path("a.npy")).write_text("a1")
+        Path(staged.path("b.npy")).write_text("b1")
         Path(staged.path("index.json")).write_text("i1")
-    assert listing(folder) == ["a.npy", "index.json"]
+    assert listing(folder) == ["a.npy", "b.npy", "index.json"]
     with pytest.raises(RuntimeError):
-        with staged_files(folder) as staged:
+        with staged_files(folder, members) as staged:
             Path(staged.path("a.npy")).write_text("a2")
             raise RuntimeError("killed")
-    assert (folder / "a.npy").read_text() == "a1" and listing(folder) == ["a.npy", "index.json"]
+    assert (folder / "a.npy").read_text() == "a1" and listing(folder) == ["a.npy", "b.npy", "index.json"]
+    with staged_files(folder, members) as staged:  # a file not written again is gone
+        Path(staged.path("a.npy")).write_text("a3")
+        Path(staged.path("index.json")).write_text("i3")
+    assert listing(folder) == ["a.npy", "index.json"] and listing(tmp_path) == ["index"]
+    (folder / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigurationError, match="index: holds notes.txt, which it would not write again"):
+        with staged_files(folder, members):
+            pass
+    assert listing(folder) == ["a.npy", "index.json", "notes.txt"]
     with pytest.raises(RuntimeError):
-        with staged_files(tmp_path / "fresh") as staged:
+        with staged_files(tmp_path / "fresh", members) as staged:
             Path(staged.path("a.npy")).write_text("a")
             raise RuntimeError("killed")
-    assert not (tmp_path / "fresh").exists()
+    assert not (tmp_path / "fresh").exists() and listing(tmp_path) == ["index"]
 
 
 # ------------------------------------------------------------------------------------------------ hash-corpus
