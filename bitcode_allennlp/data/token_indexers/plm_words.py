@@ -30,6 +30,7 @@ position in `token_ids`), `piece_words` (its word) and `piece_mask`.
 """
 import logging
 import math
+import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -55,7 +56,12 @@ def load_tokenizer(model_name: str, tokenizer_kwargs: Optional[Dict[str, Any]] =
 
     check_plm_folder(model_name)
     with reading_plm(model_name, "tokenizer"):
-        return cached_transformers.get_tokenizer(model_name, **(tokenizer_kwargs or {}))
+        tokenizer = cached_transformers.get_tokenizer(model_name, **(tokenizer_kwargs or {}))
+    if os.path.isdir(model_name) and len(tokenizer) <= len(set(tokenizer.all_special_ids)):
+        # transformers 5 builds an empty tokenizer (its special tokens alone) for a folder without tokenizer files
+        raise ConfigurationError(f"{model_name}: transformers cannot read its tokenizer (it has no vocabulary beyond "
+                                 f"its {len(tokenizer)} special tokens: are the tokenizer files missing?)")
+    return tokenizer
 
 
 def load_config(model_name: str):
