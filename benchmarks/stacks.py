@@ -22,8 +22,9 @@ from typing import Any, Dict, List
 import common
 
 SENTENCES = ["Obama visits Berlin today", "Rain again in Leeds tonight", "Taylor Swift and Ed Sheeran play Wembley"]
-VOLATILE = ("time", "duration", "seconds", "memory", "_mb", "words_per_second", "epoch")
-"""`metrics.json` keys holding any of these vary from run to run (and `epoch`: the last one, with early stopping)."""
+VOLATILE = ("time", "duration", "seconds", "memory", "_mb", "peak_rss", "words_per_second", "epoch")
+"""`metrics.json` keys holding any of these vary from run to run (memory, and which batch had the peak; `epoch`: the
+last one, with early stopping)."""
 
 
 def stable_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
@@ -46,7 +47,7 @@ def stack_of(python: str) -> Dict[str, str]:
 
 
 def predictions(python: str, archive: str, inputs: Path, cwd: str) -> List[Dict[str, Any]]:
-    lines = allennlp(python, "predict", archive, inputs, "--silent", cwd=cwd).splitlines()
+    lines = allennlp(python, "predict", archive, inputs, cwd=cwd).splitlines()  # one JSON line each
     return [{key: value for key, value in json.loads(line).items() if key != "bits"} for line in lines if line]
 
 
@@ -56,6 +57,7 @@ def label(run: Dict[str, Any]) -> str:
 
 def run_stack(python: str, folder: Path, inputs: Path) -> Dict[str, Any]:
     run = folder / "run"
+    folder.mkdir(parents=True)
     allennlp(python, "train", common.ROOT / "training_configs" / "ner_hash.jsonnet", "-s", run, cwd=str(folder))
     archive = str(run / "model.tar.gz")
     evaluation = allennlp(python, "evaluate", archive, common.ROOT / "fixtures/data/conll2012/development",
@@ -73,6 +75,7 @@ def main() -> int:
     args = common.parse_args(parser)
     if len(args.python) < 2:
         parser.error("give --python twice: the environments to compare")
+    args.python = [os.path.abspath(python) for python in args.python]  # not resolved: a venv's python is a link
     with tempfile.TemporaryDirectory() as scratch:
         inputs = Path(scratch) / "input.jsonl"
         inputs.write_text("".join(json.dumps({"sentence": s}) + "\n" for s in SENTENCES))
