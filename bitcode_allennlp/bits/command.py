@@ -254,9 +254,10 @@ def _scan_options(parser: argparse.ArgumentParser, scanned: str) -> None:
 
 
 def _include_package(parser: argparse.ArgumentParser) -> None:
-    # AllenNLP adds --include-package to `bits` itself; accept it after the sub-command too.
-    parser.add_argument("--include-package", type=str, action="append", default=argparse.SUPPRESS,
-                        help="additional packages to include")
+    # AllenNLP adds --include-package to `bits` itself; accept it after the sub-command too. Its help is set after
+    # add_argument: AllenNLP's parser appends "(default = ==SUPPRESS==)" to a help given there.
+    parser.add_argument("--include-package", type=str, action="append", default=argparse.SUPPRESS)
+    parser._option_string_actions["--include-package"].help = "additional packages to include"
 
 
 def _stats_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:

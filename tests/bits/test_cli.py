@@ -89,3 +89,16 @@ def test_precision(tmp_path):
     written = json.loads((tmp_path / "p.json").read_text())
     assert written["precision"] == expected["precision"] and written["queries"] == 319
     assert f"| type | {100 * expected['precision']['type']:.2f} |" in result.stdout
+
+
+def test_every_sub_command_help_is_clean():
+    """No `==SUPPRESS==` (argparse's marker for an option without a default) in any `allennlp bits X --help`."""
+    import subprocess
+    import sys
+
+    for command in ("stats", "heatmap", "diff", "index", "search", "precision", "probe", "explore", "table",
+                    "package"):
+        result = subprocess.run([sys.executable, "-m", "allennlp", "bits", command, "--help"], capture_output=True,
+                                text=True, timeout=120)
+        assert result.returncode == 0 and "usage:" in result.stdout, result.stderr
+        assert "SUPPRESS" not in result.stdout, command
