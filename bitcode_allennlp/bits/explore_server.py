@@ -537,11 +537,18 @@ def make_server(folder: str, archive: str, port: int = 8000, threads: Optional[i
 
 
 def serve(folder: str, archive: str, port: int = 8000, threads: Optional[int] = None) -> None:
-    """Serves until Ctrl-C."""
+    """Serves until Ctrl-C (the `allennlp` command's one line, status 130) or SIGTERM (one line, status 0: the way a
+    service is stopped; AllenNLP's handler raises `SigTermReceived`)."""
+    import sys
+
     server = make_server(folder, archive, port, threads)
     print(f"the explorer of {folder} with {archive}: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)",
           flush=True)
     try:
         server.serve_forever()
+    except Exception as error:
+        if type(error).__name__ != "SigTermReceived":
+            raise
+        print(f"the explorer server of {folder} stopped (SIGTERM)", file=sys.stderr, flush=True)
     finally:
         server.server_close()

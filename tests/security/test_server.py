@@ -492,3 +492,25 @@ def test_a_port_in_use_is_one_line(ner_hash_archive, tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if f"--port {port}" in line]
     assert len(lines) == 1 and "already in use; choose another port or --port 0" in lines[0], result.stderr
+
+
+def test_sigterm_stops_the_server_with_one_line(ner_hash_archive, tmp_path):
+    """AllenNLP's SIGTERM handler raises inside `serve_forever`: the server stops with one line and status 0."""
+    import signal
+
+    process = subprocess.Popen(explore_command(tmp_path, ner_hash_archive, 0), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:  # the second stdout line is the server's address: it is serving
+            line = process.stdout.readline()
+            if "http://127.0.0.1:" in line or not line:
+                break
+        assert "http://127.0.0.1:" in line, process.stderr.read()
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].endswith("stopped (SIGTERM)")
