@@ -153,3 +153,17 @@ def test_the_examples_of_the_page_run(ner_hash_archive, capsys):
         exec(compile(block.replace(DEMO_ARCHIVE, str(ner_hash_archive)), str(page), "exec"), namespace)
     printed = capsys.readouterr().out
     assert "Messi" in printed and "code" in printed.splitlines()[0]
+
+
+def test_the_package_level_load_shows_the_same_options_as_api_load():
+    """`help(bitcode_allennlp.load)` lists every option with its default (the lazy wrapper keeps `import
+    bitcode_allennlp` cheap)."""
+    import inspect
+
+    import bitcode_allennlp
+    from bitcode_allennlp import api
+
+    lazy, real = inspect.signature(bitcode_allennlp.load), inspect.signature(api.load)
+    assert [(p.name, p.default) for p in lazy.parameters.values()] == \
+        [(p.name, p.default) for p in real.parameters.values()]
+    assert all(f"{name} :" in bitcode_allennlp.load.__doc__ for name in real.parameters)
