@@ -335,8 +335,9 @@ def frozen_plm_overrides(config: Dict[str, Any], archive: str) -> Dict[str, str]
 
 
 def archive_of(path_or_name: Union[str, os.PathLike]) -> str:
-    """The archive a name stands for: an existing path as it is, else the `ARCHIVE` of the installed model package
-    of that name (entry points `bitcode_allennlp.models`). Raises `FileNotFoundError` naming the installed ones."""
+    """The archive a name stands for: an existing path as it is, else the `model.tar.gz` of the installed model
+    package of that name (entry points `bitcode_allennlp.models`; `packaged_archive`). Raises `FileNotFoundError`
+    naming the installed ones."""
     path = os.fspath(path_or_name)
     if os.path.exists(path):
         return path
@@ -344,10 +345,26 @@ def archive_of(path_or_name: Union[str, os.PathLike]) -> str:
 
     packages = {entry.name: entry for entry in entry_points(group=MODELS_ENTRY_POINTS)}
     if path in packages:
-        return packages[path].load().ARCHIVE
+        return packaged_archive(packages[path])
     installed = ", ".join(sorted(packages)) or "none"
     raise FileNotFoundError(f"{path}: neither a model archive nor an installed model package (installed: "
                             f"{installed}; `allennlp bits package` makes one)")
+
+
+def packaged_archive(entry: Any) -> str:
+    """The `model.tar.gz` inside the installed model package of an entry point, found without importing the package
+    (`importlib.util.find_spec` of a top-level name runs nothing): loading a model by name runs no code of its
+    wheel, only the checked archive loading (SECURITY.md). `FileNotFoundError` when it has none."""
+    import importlib.util
+
+    module = entry.value.split(":")[0].strip()
+    spec = importlib.util.find_spec(module) if module.isidentifier() else None  # a dotted name would import parents
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    archive = os.path.join(folders[0], "model.tar.gz") if folders else ""
+    if not os.path.isfile(archive):
+        raise FileNotFoundError(f"{entry.name}: the installed model package {module!r} holds no model.tar.gz (not a "
+                                "package made by `allennlp bits package`)")
+    return archive
 
 
 def cuda_device(device: Union[str, int, None]) -> int:

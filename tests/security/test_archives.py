@@ -181,3 +181,27 @@ def test_a_good_archive_still_loads_and_a_users_own_config_keeps_jsonnet(ner_has
 
     assert Model.resolve_class_name("tests.security.sentinel_module.Model")[0].__name__ == "Model"
     del sys.modules[SENTINEL_MODULE]  # imported by the line above, outside any archive
+
+
+def test_loading_by_name_runs_no_code_of_the_model_package(tmp_path, monkeypatch):
+    """`bitcode_allennlp.load(NAME)` finds the installed package's `model.tar.gz` without importing the package:
+    a wheel's `__init__.py` (here one that would create a file) never runs when its model is loaded by name."""
+    from bitcode_allennlp.api import archive_of
+
+    site = tmp_path / "site"
+    package = site / "acme_hostile_model"
+    package.mkdir(parents=True)
+    ran = tmp_path / "init_ran"
+    (package / "__init__.py").write_text(f"open({str(ran)!r}, 'w').close()\nARCHIVE = '/etc/hostname'\n")
+    (package / "model.tar.gz").write_bytes(b"")
+    dist_info = site / "acme_hostile_model-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme_hostile_model\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text("[bitcode_allennlp.models]\nacme_hostile_model = acme_hostile_model\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert archive_of("acme_hostile_model") == str(package / "model.tar.gz")  # not its ARCHIVE
+    assert not ran.exists() and "acme_hostile_model" not in sys.modules
+    (package / "model.tar.gz").unlink()
+    with pytest.raises(FileNotFoundError, match="holds no model.tar.gz"):
+        archive_of("acme_hostile_model")
+    assert not ran.exists()
