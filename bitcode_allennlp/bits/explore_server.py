@@ -541,14 +541,16 @@ def serve(folder: str, archive: str, port: int = 8000, threads: Optional[int] = 
     service is stopped; AllenNLP's handler raises `SigTermReceived`)."""
     import sys
 
-    server = make_server(folder, archive, port, threads)
-    print(f"the explorer of {folder} with {archive}: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)",
-          flush=True)
-    try:
+    server = None
+    try:  # loading and the address line inside: a SIGTERM at any point stops the server with one line
+        server = make_server(folder, archive, port, threads)
+        print(f"the explorer of {folder} with {archive}: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C "
+              "stops)", flush=True)
         server.serve_forever()
     except Exception as error:
         if type(error).__name__ != "SigTermReceived":
             raise
         print(f"the explorer server of {folder} stopped (SIGTERM)", file=sys.stderr, flush=True)
     finally:
-        server.server_close()
+        if server is not None:
+            server.server_close()
