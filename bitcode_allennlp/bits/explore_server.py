@@ -370,7 +370,7 @@ class ExplorerHandler(BaseHTTPRequestHandler):
                 sentences = request.get("sentences")
                 if not isinstance(sentences, list) or not 0 < len(sentences) <= MAX_SENTENCES:
                     raise ValueError(f'"sentences" must be a list of 1 to {MAX_SENTENCES} sentences')
-                encoded = self.encode([self._sentence(s, f'"sentences"[{i}]') for i, s in enumerate(sentences)])
+                encoded = self.encode([self._sentence(s, i) for i, s in enumerate(sentences)])
                 return {"num_bits": self.model.num_bits, "predictions": [e.to_dict() for e in encoded]}
             if path == "/api/diff":
                 from bitcode_allennlp.bits.diff import diff_codes
@@ -388,10 +388,16 @@ class ExplorerHandler(BaseHTTPRequestHandler):
         return None
 
     @staticmethod
-    def _sentence(value: Any, name: str) -> Any:
-        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(word, str) for word in value)):
-            return value
-        raise ValueError(f"{name} must be a text or a list of words (strings), got {type(value).__name__}")
+    def _sentence(value: Any, index: int) -> Any:
+        """`value` when it is a sentence as `encode` takes it (`api.sentence_input`: a text or a list of words),
+        checked before its words and characters are counted; else `ValueError` naming `"sentences"[index]`."""
+        from bitcode_allennlp.api import sentence_input
+
+        try:
+            sentence_input(value, index)
+        except TypeError as error:
+            raise ValueError(f'"sentences"[{index}]: {error}') from None
+        return value
 
     def encode(self, sentences: List[Any]) -> List[Any]:
         """`model.encode` of checked sentences (texts or lists of words) within the bounds of the module docstring:

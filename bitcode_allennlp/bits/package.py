@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from bitcode_allennlp.api import distribution_of, frozen_plm, plm_name, plm_package
-from bitcode_allennlp.host.archival import read_archive_config, unsafe_member
+from bitcode_allennlp.host.archival import member_checker, read_archive_config
 from bitcode_allennlp.host.names import ConfigurationError
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs
 from bitcode_allennlp.version import VERSION
@@ -327,21 +327,19 @@ def read_model_archive(archive: str) -> ModelArchive:
         data = Path(archive).read_bytes()
     except OSError as error:
         raise ConfigurationError(f"{archive}: cannot be read ({error.strerror})") from None
-    seen: set = set()
+    check = member_checker()
     files: set = set()
     vocabularies: Dict[str, bytes] = {}
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
             for member in tar:
-                problem = unsafe_member(member)
-                if problem is not None:
-                    raise ConfigurationError(f"{archive}: the member {_shown(member.name, 100)} {problem}; a model "
-                                             "archive holds only files and folders inside it (not packaged)")
+                problem = check(member)
                 name = os.path.normpath(member.name)
-                if name in seen and not member.isdir():
-                    raise ConfigurationError(f"{archive}: the member {_shown(name, 100)} appears twice (the card "
-                                             "would describe one copy and loading would use the other; not packaged)")
-                seen.add(name)
+                if problem is not None:
+                    shown_name = name if problem.startswith("appears twice") else member.name
+                    raise ConfigurationError(f"{archive}: the member {_shown(shown_name, 100)} {problem}; a model "
+                                             "archive holds only files and folders inside it, once each (not "
+                                             "packaged)")
                 handle = tar.extractfile(member) if member.isfile() else None
                 if handle is None:
                     continue

@@ -40,7 +40,7 @@ import shutil
 import tarfile
 import zlib
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from bitcode_allennlp.host.patching import patch
 
@@ -293,21 +293,34 @@ def unsafe_member(member: tarfile.TarInfo) -> Optional[str]:
     return None
 
 
+def member_checker() -> Callable[[tarfile.TarInfo], Optional[str]]:
+    """A check of an archive's members in their order: `unsafe_member`, and a name that comes twice (a tar may hold
+    two `config.json`: one would be checked or described, the other extracted). Shared by loading and packaging."""
+    seen: set = set()
+
+    def check(member: tarfile.TarInfo) -> Optional[str]:
+        problem = unsafe_member(member)
+        if problem is None:
+            name = os.path.normpath(member.name)
+            if name in seen and not member.isdir():
+                return "appears twice (one copy would be checked, the other extracted)"
+            seen.add(name)
+        return problem
+
+    return check
+
+
 def checked_members(path: str, members: List[tarfile.TarInfo]) -> List[tarfile.TarInfo]:
-    """`members` of the archive `path` when every one is safe to extract (`unsafe_member`) and no name comes twice
-    (the first would be checked, the last extracted); else `ArchiveError` naming the member."""
+    """`members` of the archive `path` when every one passes `member_checker`; else `ArchiveError` naming the
+    member."""
     from bitcode_allennlp.host.errors import ArchiveError
 
-    seen = set()
+    check = member_checker()
     for member in members:
-        problem = unsafe_member(member)
-        name = os.path.normpath(member.name) if problem is None else member.name
-        if problem is None and name in seen and not member.isdir():
-            problem = "appears twice (the first would be checked, the last extracted)"
+        problem = check(member)
         if problem is not None:
             raise ArchiveError(path, f"refused: its member {member.name!r} {problem}; a model archive holds only "
                                "files and folders inside its own folder (was it made by 'allennlp train'?)")
-        seen.add(name)
     return members
 
 

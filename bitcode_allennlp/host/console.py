@@ -307,18 +307,14 @@ def _atomic_output(path: str) -> Optional[str]:
     """The output that `path` is the temporary file of (``.<name>.<pid>.<random>.tmp`` beside it, made by
     `outputs.atomic_file` and `atomic_path`), or the output folder whose staging folder it is in
     (`replaced_folder`, `staged_files`), or None."""
-    import re
+    from bitcode_allennlp.host.outputs import temporary_of
 
-    from bitcode_allennlp.host.outputs import TEMPORARY_SUFFIX
-
-    pattern = r"\.(.+)\.[0-9]+\.[0-9a-f]{8}" + re.escape(TEMPORARY_SUFFIX)
     folder, name = os.path.split(path)
-    match = re.fullmatch(pattern, name)
-    if match:
-        return os.path.join(folder, match.group(1))
-    parent, staging = os.path.split(folder)
-    match = re.fullmatch(pattern, staging)
-    return os.path.join(parent, match.group(1)) if match else None
+    for where, entry in ((folder, name), os.path.split(folder)):  # the file itself, or its staging folder
+        parsed = temporary_of(entry)
+        if parsed is not None:
+            return os.path.join(where, parsed[0])
+    return None
 
 
 def _name_detail(error: OSError, path: str) -> str:

@@ -29,6 +29,7 @@ Standard library only: the light `allennlp bits` process, which has no AllenNLP,
 import errno
 import fnmatch
 import os
+import re
 import shutil
 import stat
 import threading
@@ -413,6 +414,13 @@ def _temporary_name(real: str) -> str:
     return os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}{TEMPORARY_SUFFIX}")
 
 
+def temporary_of(name: str) -> Optional[Tuple[str, int, bool]]:
+    """For a temporary name of this module (`_temporary_name`, a staging folder, its ``.old`` copy):
+    `(the output's name, the writer's process id, whether it is an old copy)`; else None."""
+    match = re.fullmatch(r"\.(.+)\.([0-9]+)\.[0-9a-f]{8}(\.old)?" + re.escape(TEMPORARY_SUFFIX), name)
+    return (match.group(1), int(match.group(2)), bool(match.group(3))) if match else None
+
+
 def _create_temporary(real: str) -> Tuple[int, str]:
     while True:
         temporary = _temporary_name(real)
@@ -521,15 +529,12 @@ def _remove_stale_folders(real: str) -> None:
     """Removes the staging folders of `replaced_folder` beside `real` left by runs that were killed (their process
     is gone); puts back a folder whose swap a kill interrupted (`real` missing, its old copy still there)."""
     folder, name = os.path.split(real)
-    prefix = f".{name}."
     for entry in sorted(os.listdir(folder or os.curdir)):
-        parts = entry[len(prefix):].split(".") if entry.startswith(prefix) else []
-        if len(parts) < 3 or not parts[0].isdigit() or parts[-1] != TEMPORARY_SUFFIX.lstrip("."):
-            continue
-        if int(parts[0]) == os.getpid() or _pid_alive(int(parts[0])):
+        parsed = temporary_of(entry)
+        if parsed is None or parsed[0] != name or parsed[1] == os.getpid() or _pid_alive(parsed[1]):
             continue
         path = os.path.join(folder, entry)
-        if parts[-2] == "old" and not _exists(real):
+        if parsed[2] and not _exists(real):
             os.rename(path, real)
         else:
             shutil.rmtree(path, ignore_errors=True)
@@ -543,8 +548,7 @@ def replaced_folder(path: Any) -> Iterator[str]:
     folder=True, members=...)` first: it refuses a `path` that holds anything the command does not write."""
     real, _ = target(path)
     _remove_stale_folders(real)
-    staging = os.path.join(os.path.dirname(real), f".{os.path.basename(real)}.{os.getpid()}."
-                           f"{os.urandom(4).hex()}{TEMPORARY_SUFFIX}")
+    staging = _temporary_name(real)
     os.mkdir(staging)
     try:
         yield staging

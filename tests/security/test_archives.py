@@ -205,3 +205,21 @@ def test_loading_by_name_runs_no_code_of_the_model_package(tmp_path, monkeypatch
     with pytest.raises(FileNotFoundError, match="holds no model.tar.gz"):
         archive_of("acme_hostile_model")
     assert not ran.exists()
+
+
+def test_the_plain_json_layer_holds_on_its_own(tmp_path):
+    """While an archive loads, AllenNLP's config reader gets plain JSON or an `ArchiveError` (`untrusted_config`),
+    whatever `check_archive` saw before: a jsonnet file is never evaluated, a JSON one reads as usual."""
+    from allennlp.common import Params
+
+    from bitcode_allennlp.host.archival import untrusted_config
+    from bitcode_allennlp.host.errors import ArchiveError
+
+    jsonnet = tmp_path / "config.json"
+    jsonnet.write_text('{"leak": std.extVar("HOME")}')
+    with untrusted_config("hostile.tar.gz"), pytest.raises(ArchiveError, match="^hostile.tar.gz: .*not JSON"):
+        Params.from_file(str(jsonnet))
+    plain = tmp_path / "plain.json"
+    plain.write_text('{"model": {"type": "x"}}')
+    with untrusted_config("good.tar.gz"):
+        assert Params.from_file(str(plain)).as_dict() == {"model": {"type": "x"}}
