@@ -210,6 +210,7 @@ def test_loading_by_name_runs_no_code_of_the_model_package(tmp_path, monkeypatch
 def test_the_plain_json_layer_holds_on_its_own(tmp_path):
     """While an archive loads, AllenNLP's config reader gets plain JSON or an `ArchiveError` (`untrusted_config`),
     whatever `check_archive` saw before: a jsonnet file is never evaluated, a JSON one reads as usual."""
+    import allennlp.models.archival  # noqa: F401 (its import installs the guard)
     from allennlp.common import Params
 
     from bitcode_allennlp.host.archival import untrusted_config
