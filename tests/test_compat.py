@@ -2,7 +2,7 @@
 and the start-up hook that installs them (with our extensions, whose tests are next to their features').
 
 They run on both supported lines (constraints.txt: transformers 4.x with huggingface-hub < 1; constraints-newest.txt:
-transformers 5.x with huggingface-hub >= 1): a fix that one line does not need is checked not to be applied there."""
+transformers 5.x with huggingface-hub 2.x): a fix that one line does not need is checked not to be applied there."""
 import hashlib
 import json
 import logging
@@ -261,6 +261,19 @@ def test_allennlp_imports_with_the_installed_hub():
         assert (has_name, used, applied) == (False, "ImportError", True)
     else:
         assert (has_name, used, applied) == (True, "works", False)
+
+
+def test_pip_keeps_the_installed_line():
+    """Installing the toolkit into this environment (either line, e.g. transformers 5 with huggingface-hub 2) changes
+    nothing else: pip, offline, would install only bitcode_allennlp. A requirement that the installed stack does not
+    meet (cached-path's huggingface-hub<2 when it was a requirement) makes pip fail or replace a package here."""
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--no-build-isolation",
+                             "--quiet", "--report", "-", "-e", str(ROOT)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr[-4000:]
+    installed = [(item["metadata"]["name"], item["metadata"]["version"])
+                 for item in json.loads(result.stdout)["install"]]
+    assert [name for name, _ in installed] == ["bitcode_allennlp"], installed
 
 
 # ---------------------------------------------------------------------------------------------- transformers 5
