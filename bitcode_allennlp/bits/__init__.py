@@ -4,7 +4,8 @@ The `allennlp bits` subcommand (`command.py`) and the same as a Python API:
 
 * `corpus`: a codes corpus as numpy arrays: uint64 codes, sentence ids, positions, label views (tag, prefix, type);
 * `stats` (`allennlp bits stats`): per-bit balance and entropy, bit correlation, I(code; label), I(bit; label),
-  pair agreement, ceil(log2 L);
+  pair agreement, ceil(log2 L), each table with its meaning and takeaway; under it `explain` (bits ranked by
+  I(bit; label), and the labels each bit is 1 on and 0 on);
 * `heatmap` (`allennlp bits heatmap`): P(bit i = 1 | label) per label view as PNG and JSON (paper Figure 4);
 * `diff` (`allennlp bits diff`): two sentences' codes aligned, differing bits marked, text and HTML (Figure 3);
 * `index` (`allennlp bits index`, `search`, `precision`): Hamming index on disk (FAISS binary index, exact flat by

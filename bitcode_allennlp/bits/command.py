@@ -1,6 +1,7 @@
 """`allennlp bits ...`: read the codes of a codes corpus (`allennlp hash-corpus` output).
 
-    allennlp bits stats CODES.jsonl [--json OUT]                      bit balance, entropy, correlation, MI, agreement
+    allennlp bits stats CODES.jsonl [--json OUT] [--bits 3 7]        bit balance, entropy, correlation, MI, agreement,
+                                                                      what each bit means (labels it is 1 / 0 on)
     allennlp bits heatmap CODES.jsonl --out fig.png [--by prefix,type] P(bit i = 1 | label), paper Figure 4
     allennlp bits diff ARCHIVE "sentence A" "sentence B" [--html OUT]  differing bits, paper Figure 3
     allennlp bits diff --codes CODES.jsonl --lines 3 17 [--words 0 2]
@@ -24,6 +25,7 @@ from typing import Any, Dict
 
 from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.diff import codes_from_archive, codes_from_corpus, diff_codes, render_html, render_text
+from bitcode_allennlp.bits.explain import check_request
 from bitcode_allennlp.bits.faiss_index import FAISS_CLASSES, PARAMETERS
 from bitcode_allennlp.bits.heatmap import write_heatmap
 from bitcode_allennlp.bits.index import HammingIndex, format_hits, index_corpus, index_size_bytes, precision_at_k
@@ -57,7 +59,11 @@ def _json_output(args: argparse.Namespace, *inputs: Input):
 def stats_from_args(args: argparse.Namespace) -> Dict[str, Any]:
     with _json_output(args, Input(args.codes_file, "the codes corpus")):
         stats = code_statistics(read_codes_corpus(args.codes_file, max_sentences=args.max_sentences))
-        print(format_statistics(stats))
+        try:
+            check_request(stats, args.label_view, args.bits)
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from None
+        print(format_statistics(stats, args.label_view, args.bits))
         if args.json:
             _write_json(args.json, stats)
     return stats
@@ -262,10 +268,18 @@ def _include_package(parser: argparse.ArgumentParser) -> None:
 
 def _stats_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """`allennlp bits stats`: bit and label statistics of a codes corpus."""
-    stats = commands.add_parser("stats", help="bit balance, entropy, correlation, MI with labels, agreement",
-                                description="Per-bit balance and entropy, bit correlation, distinct codes, "
-                                "I(code; label), I(bit; label), pair agreement, ceil(log2 L).")
+    stats = commands.add_parser("stats", help="bit balance, entropy, correlation, MI with labels, agreement, "
+                                "what each bit means", description="Per-bit balance and entropy, bit correlation, "
+                                "distinct codes, I(code; label), I(bit; label), pair agreement, ceil(log2 L), each "
+                                "table with what it means and a takeaway; then the bits ranked by I(bit; label) "
+                                "with the labels each bit is 1 on and 0 on (definitions in "
+                                "bitcode_allennlp/bits/stats.py and explain.py).")
     stats.add_argument("codes_file", help="a codes corpus (allennlp hash-corpus output)")
+    stats.add_argument("--label-view", default=None, choices=["tag", "type", "prefix"],
+                       help="the labels the last table explains the bits by (default: type for BIO-style NER tags, "
+                       "else tag; for trees the POS tags)")
+    stats.add_argument("--bits", type=options.non_negative_int, nargs="+", default=None, metavar="BIT",
+                       help="explain only these bits (0-based; default: all, ranked)")
     stats.add_argument("--json", help="also write the statistics as JSON here")
     stats.add_argument("--max-sentences", type=options.positive_int, default=None,
                        help="read at most this many sentences")

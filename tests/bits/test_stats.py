@@ -32,7 +32,7 @@ def test_hand_written_corpus(ner_codes):
     assert matrix[0][1] == pytest.approx(1.0)  # bits 0 and 1 are equal in every word
     assert matrix[0][2] == pytest.approx(0.5)  # cov = 2/6 - (4/6)(2/6) = 1/9; std = sqrt(2/9) each
     assert stats["correlation"]["max_abs"] == pytest.approx(1.0) and stats["correlation"]["max_abs_pair"] == [0, 1]
-    assert stats["distinct_codes"] == 4
+    assert stats["distinct_codes"] == 4 and stats["single_word_codes"] == 2  # f and e
     h_code = h(1 / 6, 2 / 6, 1 / 6, 2 / 6)
     assert stats["code_entropy"] == pytest.approx(h_code)
 
