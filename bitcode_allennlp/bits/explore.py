@@ -5,8 +5,9 @@ opens from `file://` with no server, no network and no third-party JS (`bits/exp
 `explorer.css`, copied as they are). The data goes in shards the page loads on demand with `<script>` tags (a
 browser does not `fetch` from `file://`), each calling `BitcodeData.put(name, value)`:
 
-* `data/meta.js` -- K, sizes, label views and their label names and counts, and per view the count of words of each
-  label with bit i = 1 (the bit view and the paper's Figure 4: P(bit i = 1 | label) = ones / count);
+* `data/meta.js` -- K, sizes, label views and their (gold) label names and counts, and per view the count of words of
+  each label with bit i = 1 (the bit view and the paper's Figure 4: P(bit i = 1 | label) = ones / count; a label of
+  fewer than `few_words` words, `heatmap.FEW_WORDS`, is drawn faded and hatched, as in `allennlp bits heatmap`);
 * `data/sentences/N.js` -- sentences `N * shard_size ...`: words, hex codes, tags or tree, source;
 * `data/entries.js` -- one entry per word in corpus order, as base64 little-endian columns: the code's high and low
   32 bits, the word id (into `vocabulary`), each view's label id, and each sentence's first entry. The page scans
@@ -15,7 +16,10 @@ browser does not `fetch` from `file://`), each calling `BitcodeData.put(name, va
 
 `--serve` (`serve`) serves the folder on localhost and answers `POST /api/encode` (sentences through the archive by
 `bitcode_allennlp.load`, the code path of `allennlp predict`) and `POST /api/diff` (`bits.diff.diff_codes`), so a
-typed sentence gets its codes, and two typed sentences their aligned diff.
+typed sentence gets its codes and predicted labels, and two typed sentences their diff (docs/reading_codes.md
+documents the requests). The page's diff aligns words itself (`align` in `explorer.js`): only equal words pair, and
+in two variants of one sentence a one-word substitution between equal words; `allennlp bits diff` also pairs
+longer replaced stretches.
 """
 import base64
 import json
@@ -26,6 +30,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus, distinct_strings, read_codes_corpus
+from bitcode_allennlp.bits.heatmap import FEW_WORDS
 from bitcode_allennlp.common.code_format import num_hex_digits, unpack_bits
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.host.errors import DataFormatError
@@ -117,7 +122,7 @@ def _write_explorer(corpus: CodesCorpus, out_dir: Path, codes_path: str, archive
         "distinct_codes": int(np.unique(corpus.codes).shape[0]), "vocabulary": int(len(vocabulary)),
         "shard_sentences": SHARD_SENTENCES, "shards": shards,
         "task": "parser" if has_trees else ("tags" if corpus.labels else "codes"),
-        "views": label_bit_counts(corpus, bits), "bit_ones": bits.sum(axis=0).tolist(),
+        "views": label_bit_counts(corpus, bits), "bit_ones": bits.sum(axis=0).tolist(), "few_words": FEW_WORDS,
     }
     (data / "meta.js").write_text(_script("meta", meta), encoding="utf-8")
     return meta

@@ -2,9 +2,12 @@
 (`allennlp bits heatmap`).
 
 One panel per label view (`tag`; for BIO-style NER corpora `prefix` and `type`, the paper's upper and lower
-sub-figures), one row per label (`label (words)`), one column per bit (bit i = head i, head 0 the most significant
-bit of the hex code), the percentage in each cell; blue below 50 %, white at 50 %, red above. The numbers are
-`stats["labels"][view]["p_one_given_label"]` of `stats.code_statistics`, and are written as JSON beside the PNG.
+sub-figures), one row per gold label, named with its count of words (`label (words)`), one column per bit (bit i =
+head i, head 0 the most significant bit of the hex code), the percentage in each cell; blue below 50 %, white at
+50 %, red above, as the colour bar under the panels says. A label of fewer than `FEW_WORDS` words is faded and
+hatched and its name grey: its percentages rest on few words, so its colours must not look as strong as those of a
+large label. The numbers are `stats["labels"][view]["p_one_given_label"]` of `stats.code_statistics`, and are
+written as JSON beside the PNG.
 
 matplotlib is imported only when a picture is drawn (not when the plugin registers the subcommand), and only its
 object-oriented API with the Agg canvas is used: no pyplot, no global backend switch.
@@ -20,10 +23,15 @@ HEADER = 0.4  # the corpus line at the top
 PANEL_TITLE = 0.35
 TICKS = 0.25  # bit numbers above each panel
 GAP = 0.2  # between panels
+LEGEND = 0.75  # the colour bar under the panels: its title, the bar and its ticks
 BOTTOM = 0.35  # the note on bit order
 RIGHT = 0.2
 LABEL_CHAR = 0.075  # width of one character of a row label
 LABEL_PAD = 0.3
+FEW_WORDS = 30
+"""A label of fewer words is faded and hatched here and in the explorer's heatmap (`bits explore`): one of its words
+moves its percentages by more than 3 points."""
+COLOUR_BAR_TITLE = "colour: P(bit i = 1 | gold label), in %"
 
 
 def default_views(stats: Dict[str, Any]) -> List[str]:
@@ -74,7 +82,8 @@ def heatmap_size(data: Dict[str, Any], cell: float = 0.36, dpi: int = 100) -> Tu
     The picture's size in pixels `(width, height)`:
 
         width  = dpi * (LABEL_PAD + LABEL_CHAR * longest row label + K * cell + RIGHT)
-        height = dpi * (HEADER + sum over panels (PANEL_TITLE + TICKS + rows * cell) + GAP * (panels - 1) + BOTTOM)
+        height = dpi * (HEADER + sum over panels (PANEL_TITLE + TICKS + rows * cell) + GAP * (panels - 1) + LEGEND
+                        + BOTTOM)
 
     each rounded to whole pixels.
     """
@@ -82,7 +91,7 @@ def heatmap_size(data: Dict[str, Any], cell: float = 0.36, dpi: int = 100) -> Tu
                   for label, count in zip(panel["labels"], panel["counts"]))
     width = LABEL_PAD + LABEL_CHAR * longest + data["num_bits"] * cell + RIGHT
     height = (HEADER + sum(PANEL_TITLE + TICKS + len(panel["labels"]) * cell for panel in data["panels"])
-              + GAP * (len(data["panels"]) - 1) + BOTTOM)
+              + GAP * (len(data["panels"]) - 1) + LEGEND + BOTTOM)
     return int(round(width * dpi)), int(round(height * dpi))
 
 
@@ -96,6 +105,16 @@ def draw_heatmap(data: Dict[str, Any], out_path: str, cell: float = 0.36, dpi: i
         Side of one cell in inches.
     dpi : `int`, optional (default = `100`)
     """
+    figure = heatmap_figure(data, cell, dpi)
+    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(out_path, "wb") as file:  # a failed drawing leaves no half-written PNG
+        figure.savefig(file, dpi=dpi, format="png")
+    return heatmap_size(data, cell, dpi)
+
+
+def heatmap_figure(data: Dict[str, Any], cell: float = 0.36, dpi: int = 100) -> Any:
+    """The matplotlib `Figure` of `draw_heatmap` (Agg canvas): a panel per view, then the colour bar (its axes the
+    last of `figure.axes`, titled with what the colour means), then the note on bit order."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -109,35 +128,56 @@ def draw_heatmap(data: Dict[str, Any], out_path: str, cell: float = 0.36, dpi: i
     left = LABEL_PAD + LABEL_CHAR * longest
     font = max(4.0, cell * 72 * 0.36)
     figure.text(0.5 / width, 1 - 0.25 / height, f"{data['corpus']}: {data['words']:,} words, "
-                f"K = {num_bits} bits. Cell = P(bit i = 1 | label) in %", fontsize=font * 1.35, va="center")
-    top = HEADER
+                f"K = {num_bits} bits. Cell = P(bit i = 1 | gold label) in %", fontsize=font * 1.35, va="center")
+    top, image = HEADER, None
     for panel in data["panels"]:
         rows = len(panel["labels"])
         top += PANEL_TITLE + TICKS
         axes = figure.add_axes((left / width, 1 - (top + rows * cell) / height, num_bits * cell / width,
                                 rows * cell / height))
-        percent = [[100.0 * p for p in row] for row in panel["p_one"]]  # (rows, K)
-        axes.imshow(percent, cmap="RdBu_r", vmin=0, vmax=100, aspect="auto", interpolation="nearest")
-        for r, row in enumerate(percent):
-            for i, value in enumerate(row):
-                axes.text(i, r, f"{value:.0f}", ha="center", va="center", fontsize=font,
-                          color="white" if abs(value - 50) > 30 else "black")
-        axes.set_xticks(range(num_bits))
-        axes.set_xticklabels([str(i) for i in range(num_bits)], fontsize=font)
-        axes.xaxis.tick_top()
-        axes.set_yticks(range(rows))
-        axes.set_yticklabels([row_label(label, count) for label, count in zip(panel["labels"], panel["counts"])],
-                             fontsize=font * 1.1)
-        axes.tick_params(length=0)
-        shown = "" if rows == panel["num_labels"] else f" ({rows} most frequent of {panel['num_labels']})"
-        axes.set_title(f"{panel['view']}{shown}", fontsize=font * 1.25, loc="left", pad=TICKS * 72 + 2)
+        image = _draw_panel(axes, panel, num_bits, font)
         top += rows * cell + GAP
+    hatched = any(count < FEW_WORDS for panel in data["panels"] for count in panel["counts"])
+    colour_bar = figure.add_axes((left / width, (BOTTOM + 0.3) / height, min(num_bits * cell, 4.0) / width,
+                                  0.15 / height))
+    figure.colorbar(image, cax=colour_bar, orientation="horizontal", ticks=[0, 25, 50, 75, 100])
+    colour_bar.tick_params(labelsize=font, length=2)
+    colour_bar.set_title(COLOUR_BAR_TITLE, fontsize=font * 1.1, loc="left", pad=3)
     figure.text(left / width, 0.5 * BOTTOM / height, "bit i = head i of the hash layer; head 0 is the most "
-                "significant bit of the hex code", fontsize=font, va="center")
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(out_path, "wb") as file:  # a failed drawing leaves no half-written PNG
-        figure.savefig(file, dpi=dpi, format="png")
-    return width_px, height_px
+                "significant bit of the hex code" + (f"; faded and hatched: a label of fewer than {FEW_WORDS} words"
+                                                     if hatched else ""), fontsize=font, va="center")
+    return figure
+
+
+def _draw_panel(axes: Any, panel: Dict[str, Any], num_bits: int, font: float) -> Any:
+    """One label view's rows on `axes`: the cells, their percentages, the bit numbers, the label names with their
+    counts (a label of fewer than `FEW_WORDS` words faded, hatched and grey); returns the image (for the colour bar)."""
+    from matplotlib.patches import Rectangle
+
+    rows = len(panel["labels"])
+    percent = [[100.0 * p for p in row] for row in panel["p_one"]]  # (rows, K)
+    image = axes.imshow(percent, cmap="RdBu_r", vmin=0, vmax=100, aspect="auto", interpolation="nearest")
+    few = [count < FEW_WORDS for count in panel["counts"]]
+    for r, row in enumerate(percent):
+        for i, value in enumerate(row):
+            axes.text(i, r, f"{value:.0f}", ha="center", va="center", fontsize=font, zorder=3,
+                      color="0.25" if few[r] else "white" if abs(value - 50) > 30 else "black")
+    axes.set_xticks(range(num_bits))
+    axes.set_xticklabels([str(i) for i in range(num_bits)], fontsize=font)
+    axes.xaxis.tick_top()
+    axes.set_yticks(range(rows))
+    names = axes.set_yticklabels([row_label(label, count) for label, count in zip(panel["labels"], panel["counts"])],
+                                 fontsize=font * 1.1)
+    for r, name in enumerate(names):
+        if few[r]:  # faded (white at 55 %) and hatched, its name grey
+            name.set_color("0.45")
+            axes.add_patch(Rectangle((-0.5, r - 0.5), num_bits, 1, facecolor="white", alpha=0.55, linewidth=0))
+            axes.add_patch(Rectangle((-0.5, r - 0.5), num_bits, 1, fill=False, hatch="///", edgecolor="0.6",
+                                     linewidth=0))
+    axes.tick_params(length=0)
+    shown = "" if rows == panel["num_labels"] else f" ({rows} most frequent of {panel['num_labels']})"
+    axes.set_title(f"{panel['view']}{shown}", fontsize=font * 1.25, loc="left", pad=TICKS * 72 + 2)
+    return image
 
 
 def write_heatmap(stats: Dict[str, Any], out_path: str, views: Optional[Sequence[str]] = None,

@@ -9,6 +9,7 @@ import pytest
 
 from bitcode_allennlp.bits.corpus import read_codes_corpus
 from bitcode_allennlp.bits.explore import SHARD_SENTENCES, build_explorer, check_index
+from bitcode_allennlp.bits.heatmap import FEW_WORDS
 from bitcode_allennlp.bits.index import index_corpus
 from bitcode_allennlp.bits.light import is_light
 from bitcode_allennlp.bits.stats import code_statistics
@@ -38,6 +39,7 @@ def test_the_data_files_hold_the_corpus(task, tmp_path):
     data = tmp_path / "explorer" / "data"
     assert read_script(data / "meta.js", "meta") == meta
     assert meta["task"] == ("parser" if task == "parse" else "tags") and meta["words"] == len(corpus)
+    assert meta["few_words"] == FEW_WORDS  # the page fades a label of fewer words, as `bits heatmap` does
     stats = code_statistics(corpus)
     for view, numbers in meta["views"].items():  # the bit view's counts are those of `bits stats`
         counts = dict(zip(stats["labels"][view]["labels"], stats["labels"][view]["counts"]))

@@ -1,19 +1,24 @@
 """The code explorer in a real browser (headless Chromium through Selenium), as a user sees it: every view on NER, POS
-and parser codes without a console error; a clicked word lists the neighbours `allennlp bits search` gives; the bit
-view's label counts are `bits stats`'; the diff view colours exactly the differing bits; the served page encodes
-typed sentences as `allennlp predict` does.
+and parser codes without a console error; a clicked word lists the neighbours `allennlp bits search` gives; a word the
+corpus does not have lists the corpus words nearest to its code; the bit view's label counts are `bits stats`', with
+a legend, and few-word labels faded; the diff view pairs only what aligns, marks the rest on both sides, colours
+exactly the differing bits and links them to their pages; the served page encodes typed sentences as `allennlp
+predict` does and calls their labels predicted. The page's alignment and nearest-words functions are also run on
+many inputs against naive oracles written here from their definitions.
 
 Without Chromium these tests skip, unless BITCODE_BROWSER_TESTS=required (CI, `.ci/run`, installs Chromium and
 sets it), where a missing browser fails them."""
+import difflib
 import os
+import random
 import threading
 
 import numpy as np
 import pytest
 
 from bitcode_allennlp.bits.corpus import read_codes_corpus
-from bitcode_allennlp.bits.diff import align
 from bitcode_allennlp.bits.explore import build_explorer
+from bitcode_allennlp.bits.heatmap import FEW_WORDS
 from bitcode_allennlp.bits.index import HammingIndex
 from bitcode_allennlp.bits.stats import code_statistics
 from bitcode_allennlp.common.code_format import hex_to_int
@@ -44,6 +49,33 @@ def explorers(tmp_path_factory):
     for task in ("ner", "pos", "parse"):
         build_explorer(str(CODES / f"{task}.train.jsonl"), str(folder / task))
     return folder
+
+
+def page_alignment(a, b):
+    """The diff view's alignment from its definition: difflib's matching blocks pair equal words; when they hold at
+    least half of each sentence, one word replaced by one word between two blocks pairs too; every other word is
+    unpaired (those of A, then those of B)."""
+    blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+    variants = 2 * sum(block.size for block in blocks) >= max(len(a), len(b))
+    pairs, i, j = [], 0, 0
+    for ai, bj, size in blocks:
+        if variants and i > 0 and j > 0 and size > 0 and (ai - i, bj - j) == (1, 1):
+            pairs.append((i, j))
+        else:
+            pairs += [(x, None) for x in range(i, ai)] + [(None, y) for y in range(j, bj)]
+        pairs += [(ai + k, bj + k) for k in range(size)]
+        i, j = ai + size, bj + size
+    return pairs
+
+
+def nearest_words(corpus, code, k=10):
+    """The k distinct words nearest to `code`, by brute force: each word at its nearest occurrence (distance, then
+    corpus order), as (entry, distance)."""
+    best = {}
+    for i in range(len(corpus)):
+        key = (bin(int(corpus.codes[i]) ^ code).count("1"), i)
+        best[corpus.word(i)] = min(best.get(corpus.word(i), key), key)
+    return [(i, d) for d, i in sorted(best.values())[:k]]
 
 
 def url(explorers, task, fragment="#corpus"):
@@ -102,6 +134,10 @@ def test_the_bit_view_counts_are_those_of_bits_stats(browser, explorers, task, v
     shown = {row.get_attribute("data-label"): int(row.find_element("css selector", "td.count").text.replace(",", ""))
              for row in rows}
     assert shown == dict(zip(labels["labels"], labels["counts"]))
+    few = {row.get_attribute("data-label") for row in rows if "few" in row.get_attribute("class").split()}
+    assert few == {label for label, count in shown.items() if count < FEW_WORDS}  # faded: fewer than FEW_WORDS words
+    legend = browser.find_element("css selector", "#heat-legend").text
+    assert "P(bit i = 1 | gold label)" in legend and f"fewer than {FEW_WORDS} words" in legend
     ones = {row.get_attribute("data-label"): int(row.find_element("css selector", "td.one").text.replace(",", ""))
             for row in browser.find_elements("css selector", "#bit-labels tr[data-label]")}
     bit7 = (corpus.codes >> np.uint64(24 - 1 - 7)) & np.uint64(1)
@@ -112,31 +148,131 @@ def test_the_bit_view_counts_are_those_of_bits_stats(browser, explorers, task, v
     assert browser.find_elements("css selector", "#cell-words tr")
 
 
-def test_the_diff_view_colours_exactly_the_differing_bits(browser, explorers):
+@pytest.mark.parametrize("a, b", [(3, 4), (39, 42)])
+def test_the_diff_view_pairs_only_what_aligns_and_colours_exactly_the_differing_bits(browser, explorers, a, b):
     from bitcode_allennlp.bits import explore_browser as eb
 
-    lines = read_codes_corpus(str(CODES / "ner.train.jsonl")).sentences
-    eb.open_page(browser, url(explorers, "ner", "#diff?a=3&b=4"))
     import json
 
     raw = [json.loads(line) for line in (CODES / "ner.train.jsonl").read_text().splitlines() if line.strip()]
-    a, b = raw[3], raw[4]
-    assert [s["words"] for s in lines[3:5]] == [a["words"], b["words"]]
+    A, B = raw[a], raw[b]
+    eb.open_page(browser, url(explorers, "ner", f"#diff?a={a}&b={b}"))
     groups = browser.find_elements("css selector", "#diff-table tbody")
-    pairs = [(g.get_attribute("data-a"), g.get_attribute("data-b")) for g in groups]
-    assert pairs == [(str(i) if i is not None else None, str(j) if j is not None else None)
-                     for i, j in align(a["words"], b["words"])]
+    pairs = [tuple(None if g.get_attribute(key) is None else int(g.get_attribute(key)) for key in ("data-a", "data-b"))
+             for g in groups]
+    expected_pairs = page_alignment(A["words"], B["words"])
+    assert pairs == expected_pairs
+    assert all(A["words"][i] == B["words"][j] for i, j in pairs if i is not None and j is not None)  # unrelated
     compared = 0
-    for group, (i, j) in zip(groups, align(a["words"], b["words"])):
-        if i is None or j is None:
+    for group, (i, j) in zip(groups, pairs):
+        if i is None or j is None:  # one row, marked, on either side
+            side, other = ("A", "B") if j is None else ("B", "A")
+            status = group.find_element("css selector", ".status").text
+            assert status == f"only in {side}: no word of {other} aligns with it"
+            assert len(group.find_elements("css selector", "tr")) == 1
             continue
-        xor = hex_to_int(a["codes"][i], 24) ^ hex_to_int(b["codes"][j], 24)
-        expected = {bit for bit in range(24) if xor >> (23 - bit) & 1}
+        xor = hex_to_int(A["codes"][i], 24) ^ hex_to_int(B["codes"][j], 24)
+        expected = [bit for bit in range(24) if xor >> (23 - bit) & 1]
         marked_a = {int(s.get_attribute("data-bit")) for s in group.find_elements("css selector", ".row-a span.da")}
         marked_b = {int(s.get_attribute("data-bit")) for s in group.find_elements("css selector", ".row-b span.db")}
-        assert marked_a == marked_b == expected
+        assert marked_a == marked_b == set(expected)
+        links = group.find_elements("css selector", "a.bitlink")
+        assert [int(x.get_attribute("data-bit")) for x in links] == expected
+        assert all(x.get_attribute("href").endswith(f"#bits?view=type&bit={bit}") for x, bit in zip(links, expected))
         compared += 1
-    assert compared >= 3
+    assert compared == sum(i is not None and j is not None for i, j in expected_pairs) >= 2
+    unaligned = {name: [int(x.get_attribute("data-i")) for x in
+                        browser.find_elements("css selector", f"#sentence-{name} .unaligned")] for name in "ab"}
+    assert unaligned == {"a": [i for i, j in pairs if j is None], "b": [j for i, j in pairs if i is None]}
+    assert f"{len([p for p in pairs if p[1] is None])} words only in A" in view_text(browser)
+    link = browser.find_element("css selector", "#diff-table a.bitlink")
+    bit = link.get_attribute("data-bit")
+    eb.click(browser, link)
+    assert browser.find_element("css selector", "#bit-title").text == f"bit {bit}"
+
+
+def test_the_diff_pairs_a_one_word_substitution_and_nothing_of_unrelated_sentences(browser, tmp_path):
+    import json
+
+    from bitcode_allennlp.bits import explore_browser as eb
+
+    lines = [{"words": "John saw him .".split(), "codes": ["00000a", "00000b", "00000c", "00000d"]},
+             {"words": "John saw himself .".split(), "codes": ["00000a", "00000b", "10000c", "00000d"]},
+             {"words": "Rain fell on Leeds today".split(), "codes": ["000001", "000002", "000003", "000004", "000005"]}]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({**line, "num_bits": 24}) + "\n" for line in lines))
+    build_explorer(str(tmp_path / "c.jsonl"), str(tmp_path / "c"))
+    eb.open_page(browser, url(tmp_path, "c", "#diff?a=0&b=1"))
+    groups = browser.find_elements("css selector", "#diff-table tbody")
+    pairs = [(g.get_attribute("data-a"), g.get_attribute("data-b")) for g in groups]
+    assert pairs == [(str(i), str(i)) for i in range(4)]
+    substitution = groups[2].find_element("css selector", ".row-a .status").text
+    assert substitution == "a one-word substitution between equal words"
+    assert groups[2].find_element("css selector", ".row-b .status").text == "1 bit differs: 3"  # 00000c / 10000c
+    link = groups[2].find_element("css selector", "a.bitlink")
+    assert link.get_attribute("href").endswith("#bits?bit=3")  # no label view: the bit's page without one
+    eb.click(browser, link)
+    assert browser.find_elements("css selector", "#bit-words tr")
+    assert browser.find_elements("css selector", "#view .error") == []
+    eb.go(browser, "#diff?a=0&b=2")
+    groups = browser.find_elements("css selector", "#diff-table tbody")
+    assert [(g.get_attribute("data-a"), g.get_attribute("data-b")) for g in groups] == \
+        [(str(i), None) for i in range(4)] + [(None, str(j)) for j in range(5)]
+    assert len(browser.find_elements("css selector", "#sentence-a .unaligned")) == 4
+    assert len(browser.find_elements("css selector", "#sentence-b .unaligned")) == 5
+    assert "0 aligned pairs" in view_text(browser) and "4 words only in A, 5 only in B" in view_text(browser)
+
+
+def test_the_page_alignment_and_nearest_words_agree_with_naive_oracles(browser, explorers):
+    """`align` and `nearestWords` of explorer.js, run in the page on random inputs, against the oracles above."""
+    from bitcode_allennlp.bits import explore_browser as eb
+
+    rng = random.Random(7)
+    cases = [([rng.choice("abcd") for _ in range(rng.randint(0, 9))],
+              [rng.choice("abcde") for _ in range(rng.randint(0, 9))]) for _ in range(400)]
+    cases += [("John saw him .".split(), "John saw himself .".split()), ("a b c".split(), "x y z".split())]
+    eb.open_page(browser, url(explorers, "ner", "#corpus"))
+    got = browser.execute_script("return arguments[0].map(([a, b]) => align(a, b));", cases)
+    assert [[tuple(pair) for pair in pairs] for pairs in got] == [page_alignment(a, b) for a, b in cases]
+    for (a, b), pairs in zip(cases, got):  # a pair of different words is a framed one-word substitution
+        for i, j in pairs:
+            if i is not None and j is not None and a[i] != b[j]:
+                assert [i - 1, j - 1] in pairs and [i + 1, j + 1] in pairs and a[i - 1] == b[j - 1]
+    corpus = read_codes_corpus(str(CODES / "ner.train.jsonl"))
+    codes = [int(corpus.codes[i]) for i in (0, 5, 77)] + [rng.getrandbits(24) for _ in range(40)]
+    got = browser.execute_async_script(
+        "const [codes, done] = arguments; entries().then((e) => done(codes.map((c) => "
+        "nearestWords(e, Math.floor(c / 2 ** 32) >>> 0, c >>> 0, 10))));", codes)
+    assert [[tuple(hit) for hit in hits] for hits in got] == [nearest_words(corpus, code) for code in codes]
+
+
+def test_a_word_not_in_the_corpus_lists_the_corpus_words_nearest_to_its_code(browser, explorers):
+    from bitcode_allennlp.bits import explore_browser as eb
+
+    corpus = read_codes_corpus(str(CODES / "ner.train.jsonl"))
+    code = 0x5A3C01
+    eb.open_page(browser, url(explorers, "ner", f"#word/Zyzzyva?code={code:06x}"))
+    assert browser.find_elements("css selector", "#view .error") == []
+    assert "does not occur in this corpus" in browser.find_element("css selector", "#word-summary").text
+    rows = browser.find_elements("css selector", "#nearest-words tr[data-entry]")
+    shown = [(int(row.get_attribute("data-entry")), int(row.find_elements("css selector", "td")[1].text))
+             for row in rows]
+    assert shown == nearest_words(corpus, code)
+    words = [row.find_element("css selector", "td.word").text for row in rows]
+    assert words == [corpus.word(i) for i, _ in shown] and len(set(words)) == 10
+    index = HammingIndex.from_corpus(corpus)
+    indices, distances = index.search(code, 10)
+    entries = browser.find_elements("css selector", "#neighbours tr[data-entry]")
+    assert [int(row.get_attribute("data-entry")) for row in entries] == [int(i) for i in indices[0]]
+    headers = [th.text for th in browser.find_elements("css selector", "#nearest-words th")]
+    assert "gold type" in headers and "gold tag" in headers
+    eb.go(browser, "#word/Zyzzyva")  # no code in the link: still says so, and how to get the nearest words
+    assert "does not occur in this corpus" in browser.find_element("css selector", "#view .error").text
+    eb.go(browser, f"#code/{code:06x}")  # a code no word carries: the same nearest words
+    rows = browser.find_elements("css selector", "#nearest-words tr[data-entry]")
+    assert [int(row.get_attribute("data-entry")) for row in rows] == [i for i, _ in shown]
+    eb.go(browser, "#corpus")
+    assert "gold label" in browser.find_element("css selector", "#label-note").text
+    assert eb.console_errors(browser) == []
 
 
 def test_the_trees_view_draws_the_tree_with_a_code_under_each_word(browser, explorers):
@@ -170,16 +306,31 @@ def test_the_served_page_encodes_typed_sentences_as_allennlp_predict(browser, ex
         tokens = browser.find_elements("css selector", "#typed .tok")
         assert [t.get_attribute("data-code") for t in tokens] == predicted["codes"]
         assert [t.get_attribute("data-word") for t in tokens] == predicted["words"]
+        assert "predicted" in browser.find_element("css selector", "#label-note").text
+        assert {t.get_attribute("title") for t in browser.find_elements("css selector", "#typed .tok .t")} == \
+            {"predicted label"}
+        assert browser.find_element("css selector", "#typed-entities").text.startswith("predicted entities")
+        obama = tokens[0]  # not a word of the corpus: its page lists the corpus words nearest to its code
+        eb.click(browser, obama)
+        assert "does not occur in this corpus" in browser.find_element("css selector", "#word-summary").text
+        corpus = read_codes_corpus(str(CODES / "ner.train.jsonl"))
+        shown = [int(row.get_attribute("data-entry"))
+                 for row in browser.find_elements("css selector", "#nearest-words tr[data-entry]")]
+        assert shown == [i for i, _ in nearest_words(corpus, hex_to_int(predicted["codes"][0], 24))]
         eb.go(browser, "#diff?ta=I%20love%20Paris&tb=I%20love%20Paris%20Hilton")
         model = server.RequestHandlerClass.func.model
         a, b = model.encode(["I love Paris", "I love Paris Hilton"])
         expected = diff_codes(a.words, a.codes, b.words, b.codes, 24).pairs
         groups = browser.find_elements("css selector", "#diff-table tbody")
-        assert len(groups) == len(expected)
+        shown = [(g.get_attribute("data-a"), g.get_attribute("data-b")) for g in groups]
+        assert shown == [(None if i is None else str(i), None if j is None else str(j))
+                         for i, j in page_alignment(a.words, b.words)]
+        assert len(groups) == len(expected)  # an insertion: as `bits diff` aligns it
         for group, pair in zip(groups, expected):
             if pair.index_a is not None and pair.index_b is not None:
                 marked = {int(s.get_attribute("data-bit")) for s in group.find_elements("css selector", "span.da")}
                 assert marked == set(pair.differing)
+        assert browser.find_element("css selector", "#diff-table thead").text.count("predicted label") == 1
         assert eb.console_errors(browser) == []
     finally:
         server.shutdown()

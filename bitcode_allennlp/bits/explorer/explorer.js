@@ -4,7 +4,10 @@
  * #code/HEX, #diff?a=&b= (corpus sentences) or ?ta=&tb= (typed, with --serve), #trees?s=, #type?text= (with --serve).
  * Data shards are loaded on demand with <script> tags (file:// allows no fetch): data/meta.js, data/sentences/N.js,
  * data/entries.js. No third-party code. Hamming neighbours: the top k entries by (distance, entry index), the order
- * of `allennlp bits search`.
+ * of `allennlp bits search`; a word the corpus does not have (a typed sentence's word) shows the nearest corpus words to
+ * its code. Labels are gold labels (the codes file's tags); a typed sentence's (--serve) are predicted by the model.
+ * The diff aligns only what aligns (`align`): equal words, and in two variants of one sentence one word replaced
+ * between two equal words; any other word is marked as only in A or only in B, never paired with an unrelated word.
  * Long sentences: the data keeps every word (filters, words, codes and neighbours scan them all); only the layout is
  * bounded, so that a sentence of 20,000 words opens as fast as any: a view lays out at most MAX_SENTENCE_WORDS words
  * of one sentence (the first ones, or with a filter its hits and their neighbours first, then "… N more words"), the
@@ -157,12 +160,24 @@ function labelsOf(e, index) {
   for (const [view, ids] of Object.entries(e.labels)) out[view] = META.views[view].labels[ids[index]];
   return out;
 }
-function neighbours(e, hi, lo, k) { // top k by (distance, entry index), as `allennlp bits search`
-  const byDistance = Array.from({ length: META.num_bits + 1 }, () => []);
-  for (let i = 0; i < e.n; i++) byDistance[popcount((e.hi[i] ^ hi) >>> 0) + popcount((e.lo[i] ^ lo) >>> 0)].push(i);
-  const hits = [];
+function byDistance(e, hi, lo) { // entry indices by Hamming distance to the code: [d] -> ascending entries
+  const buckets = Array.from({ length: META.num_bits + 1 }, () => []);
+  for (let i = 0; i < e.n; i++) buckets[popcount((e.hi[i] ^ hi) >>> 0) + popcount((e.lo[i] ^ lo) >>> 0)].push(i);
+  return buckets;
+}
+function neighbours(e, hi, lo, k) { // top k [entry, distance] by (distance, entry index), as `allennlp bits search`
+  const buckets = byDistance(e, hi, lo), hits = [];
   for (let d = 0; d <= META.num_bits && hits.length < k; d++)
-    for (const i of byDistance[d]) { if (hits.length >= k) break; hits.push([i, d]); }
+    for (const i of buckets[d]) { if (hits.length >= k) break; hits.push([i, d]); }
+  return hits;
+}
+function nearestWords(e, hi, lo, k) { // the k nearest distinct words: each word's first entry in (distance, entry) order
+  const buckets = byDistance(e, hi, lo), seen = new Set(), hits = [];
+  for (let d = 0; d <= META.num_bits && hits.length < k; d++)
+    for (const i of buckets[d]) {
+      if (hits.length >= k) break;
+      if (!seen.has(e.word[i])) { seen.add(e.word[i]); hits.push([i, d]); }
+    }
   return hits;
 }
 async function context(e, index, width) {
@@ -173,12 +188,13 @@ async function context(e, index, width) {
 }
 
 // ------------------------------------------------------------------------------------------ pieces
-function token(word, hex, tag, sid, pos, hit) {
+function token(word, hex, tag, sid, pos, hit, predicted) { // predicted: the tag is the model's, not gold
   const view = defaultView(), label = tag;
   const colourLabel = view === "type" && tag && tag !== "O" ? tag.slice(2) : tag;
   return el("a", { class: "tok" + (hit ? " hit" : ""), href: link("word", word, { code: hex }), "data-code": hex,
     "data-word": word, "data-sid": sid, "data-pos": pos, style: "border-bottom-color:" + labelColour(view, colourLabel) },
-  el("span", { class: "w" }, word), label !== undefined ? el("span", { class: "t" }, label) : null,
+  el("span", { class: "w" }, word),
+  label !== undefined ? el("span", { class: "t", title: (predicted ? "predicted" : "gold") + " label" }, label) : null,
   el("span", { class: "code" }, hex), strip(hex));
 }
 function shownPositions(length, hits) { // the positions of a sentence to lay out, ascending: all, or MAX_SENTENCE_WORDS
@@ -195,7 +211,7 @@ function sentenceBox(s, sid, hits) {
   const shown = shownPositions(s.w.length, hits), tokens = [];
   shown.forEach((i, r) => {
     if (i !== (r ? shown[r - 1] + 1 : 0)) tokens.push(el("span", { class: "gap" }, "…"));
-    tokens.push(token(s.w[i], s.c[i], s.t ? s.t[i] : undefined, sid, i, hits && hits.has(i)));
+    tokens.push(token(s.w[i], s.c[i], s.t ? s.t[i] : undefined, sid, i, hits && hits.has(i), s.predicted));
   });
   const hidden = s.w.length - shown.length;
   if (hidden) {
@@ -210,6 +226,13 @@ function sentenceBox(s, sid, hits) {
       s.tree ? el("a", { href: link("trees", null, { s: sid }) }, "tree") : null),
     tokens);
 }
+function labelNote(predicted) { // what the labels under the words are
+  if (predicted) return el("p", { class: "note", id: "label-note" }, "Under each word: the label the model predicts (predicted, not gold), and its colour.");
+  if (META.task === "codes") return null;
+  return el("p", { class: "note", id: "label-note" }, META.task === "parser"
+    ? "Gold labels: the codes file's gold trees (their preterminal tags are the label views)."
+    : "Under each word: its gold label (the codes file's tags), and its colour.");
+}
 function pager(page, pages, make) {
   return el("div", { class: "pager" },
     page > 1 ? el("a", { href: make(page - 1), class: "prev" }, "← previous") : el("span", {}, ""),
@@ -219,7 +242,7 @@ function pager(page, pages, make) {
 function hitsTable(e, hits, contexts) {
   const views = Object.keys(e.labels);
   return el("table", { class: "hits" }, el("tr", {}, el("th", { class: "num" }, "rank"), el("th", { class: "num" }, "distance"),
-    el("th", {}, "code"), el("th", {}, "word"), views.map((v) => el("th", {}, v)), el("th", {}, "context")),
+    el("th", {}, "code"), el("th", {}, "word"), views.map((v) => el("th", {}, "gold " + v)), el("th", {}, "context")),
   hits.map(([i, d], r) => el("tr", { "data-entry": i },
     el("td", { class: "num" }, r + 1), el("td", { class: "num" }, d),
     el("td", { class: "code" }, el("a", { href: link("code", hexOf(e.hi[i], e.lo[i])) }, hexOf(e.hi[i], e.lo[i]))),
@@ -239,13 +262,13 @@ async function corpusView(q) {
     location.hash = link("corpus", null, data);
   } },
   el("label", {}, "word", el("input", { name: "word", value: filters.word, size: 12 })),
-  labelOptions.length ? el("label", {}, "label", el("select", { name: "label" }, el("option", { value: "" }, "any"),
+  labelOptions.length ? el("label", {}, "gold label", el("select", { name: "label" }, el("option", { value: "" }, "any"),
     labelOptions.map((o) => el("option", { value: o, selected: o === filters.label }, o)))) : null,
   el("label", {}, "code prefix (hex)", el("input", { name: "prefix", value: filters.prefix, size: 8 })),
   el("label", {}, "near code", el("input", { name: "near", value: filters.near, size: 10 })),
   el("label", {}, "radius", el("input", { name: "radius", value: filters.radius, size: 3, type: "number", min: 0 })),
   el("button", { type: "submit" }, "filter"), el("a", { href: "#corpus" }, "clear"));
-  const out = [form];
+  const out = [form, labelNote()];
   const active = filters.word || filters.label || filters.prefix || filters.near;
   let ids, marks = null, matches = null;
   if (!active) {
@@ -290,7 +313,7 @@ async function corpusView(q) {
 async function wordView(word, q) {
   const e = await entries();
   const id = e.wordId.get(word);
-  if (id === undefined) return [el("p", { class: "error" }, JSON.stringify(word) + " does not occur in this corpus")];
+  if (id === undefined) return unknownWordView(e, word, q.get("code"));
   const occurrences = [];
   for (let i = 0; i < e.n; i++) if (e.word[i] === id) occurrences.push(i);
   const counts = new Map();
@@ -314,12 +337,35 @@ async function wordView(word, q) {
         distinct.map(([h, c]) => el("tr", {}, el("td", { class: "code" }, el("a", { href: link("code", h) }, h)),
           el("td", {}, bitCells(bitsOf(h), vary, "vary")), el("td", { class: "num" }, c))))),
       el("div", {}, el("h3", {}, "occurrences" + (occurrences.length > 100 ? " (first 100)" : "")),
-        el("table", { class: "occurrences" }, shownOccurrences.map((i, r) => el("tr", {},
+        el("table", { class: "occurrences" }, el("tr", {}, el("th", {}, "code"), el("th", {}, "gold labels"), el("th", {}, "context")),
+          shownOccurrences.map((i, r) => el("tr", {},
           el("td", { class: "code" }, el("a", { href: link("word", word, { code: hexOf(e.hi[i], e.lo[i]) }) }, hexOf(e.hi[i], e.lo[i]))),
           el("td", {}, Object.values(labelsOf(e, i)).join(" ")), el("td", {}, occurrenceContexts[r])))))),
     el("h3", { id: "neighbours-title" }, "nearest " + K_NEIGHBOURS + " words to code " + query + " (Hamming distance; ties: corpus order)"),
     el("div", { id: "neighbours", "data-code": query }, hitsTable(e, hits, hitContexts)),
   ];
+}
+async function nearestTables(e, hex) { // a code no corpus word carries: the nearest distinct words, then the nearest entries
+  const [hi, lo] = parseHex(hex), words = nearestWords(e, hi, lo, K_NEIGHBOURS), hits = neighbours(e, hi, lo, K_NEIGHBOURS);
+  const wordContexts = await Promise.all(words.map(([i]) => context(e, i, 6)));
+  const hitContexts = await Promise.all(hits.map(([i]) => context(e, i, 6)));
+  return [
+    el("h3", { id: "nearest-words-title" }, "the " + K_NEIGHBOURS + " corpus words nearest to code " + hex +
+      " (Hamming distance; each word once, at its nearest occurrence; ties: corpus order)"),
+    el("div", { id: "nearest-words", "data-code": hex }, hitsTable(e, words, wordContexts)),
+    el("h3", { id: "neighbours-title" }, "nearest " + K_NEIGHBOURS + " entries to code " + hex + " (Hamming distance; ties: corpus order, as `allennlp bits search`)"),
+    el("div", { id: "neighbours", "data-code": hex }, hitsTable(e, hits, hitContexts)),
+  ];
+}
+async function unknownWordView(e, word, code) { // a word not in the corpus (a typed one): the nearest words to its code
+  const head = el("h2", {}, "word ", el("q", {}, word)), missing = JSON.stringify(word) + " does not occur in this corpus";
+  if (!parseHex(code)) {
+    return [head, el("p", { class: "error", id: "word-summary" }, missing + (code ? "; " + JSON.stringify(code) + " is not a " + META.num_bits +
+      "-bit hex code" : "") + ". With its code (#word/…?code=HEX, as a typed sentence's words link) the page shows the corpus words nearest to it.")];
+  }
+  const hex = code.trim().toLowerCase();
+  return [head, el("p", { class: "note", id: "word-summary" }, missing + "; its code ", el("a", { href: link("code", hex) }, hex),
+    " (from the link) against the corpus codes:"), ...await nearestTables(e, hex)];
 }
 
 async function codeView(hex) {
@@ -339,73 +385,98 @@ async function codeView(hex) {
   });
   const shown = found.slice(0, 50);
   const contexts = await Promise.all(shown.map((i) => context(e, i, 6)));
+  if (!found.length) {
+    return [el("h2", {}, "code ", el("span", { class: "code" }, hex), " ", bitCells(bitsOf(hex.toLowerCase()))),
+      el("p", { id: "code-summary" }, "0 words carry it · ", el("a", { href: link("corpus", null, { near: hex, radius: 1 }) }, "words within 1 bit")),
+      ...await nearestTables(e, hex.toLowerCase())];
+  }
   return [
     el("h2", {}, "code ", el("span", { class: "code" }, hex), " ", bitCells(bitsOf(hex.toLowerCase()))),
     el("p", { id: "code-summary" }, fmt(found.length) + " words carry it, " + words.size + " distinct · ",
       el("a", { href: link("corpus", null, { near: hex, radius: 1 }) }, "words within 1 bit")),
     el("div", { class: "cols" },
-      el("div", {}, el("h3", {}, "label purity"), el("table", {}, el("tr", {}, el("th", {}, "view"), el("th", {}, "purity"), el("th", {}, "labels")), purity)),
+      el("div", {}, el("h3", {}, "gold label purity"), el("table", {}, el("tr", {}, el("th", {}, "view"), el("th", {}, "purity"), el("th", {}, "gold labels")), purity)),
       el("div", {}, el("h3", {}, "words"), el("table", { class: "code-words" }, Array.from(words.entries()).sort((a, b) => b[1] - a[1]).slice(0, 50)
         .map(([w, c]) => el("tr", {}, el("td", {}, el("a", { href: link("word", w, { code: hex }) }, w)), el("td", { class: "num" }, c)))))),
     el("h3", {}, "occurrences" + (found.length > 50 ? " (first 50)" : "")),
-    el("table", {}, shown.map((i, r) => el("tr", {}, el("td", {}, e.vocabulary[e.word[i]]), el("td", {}, Object.values(labelsOf(e, i)).join(" ")), el("td", {}, contexts[r])))),
+    el("table", {}, el("tr", {}, el("th", {}, "word"), el("th", {}, "gold labels"), el("th", {}, "context")),
+      shown.map((i, r) => el("tr", {}, el("td", {}, e.vocabulary[e.word[i]]), el("td", {}, Object.values(labelsOf(e, i)).join(" ")), el("td", {}, contexts[r])))),
   ];
 }
 
+function fewWords() { return META.few_words || 30; } // a label row of fewer words is drawn faded
+function heatLegend(view) {
+  const few = fewWords(), shades = [0, 0.25, 0.5, 0.75, 1];
+  return el("div", { class: "legend", id: "heat-legend" },
+    el("span", { class: "legend-title" }, "colour and number of a cell: P(bit i = 1 | gold label), the share of the label's words (gold " + view + ") with bit i = 1, in %:"),
+    el("span", { class: "scale" }, shades.map((p) => el("span", { class: "swatch", style: "background-color: rgba(37, 99, 235, " + p + "); color: " + (p > 0.55 ? "#fff" : "#111") }, pct(p)))),
+    el("span", {}, "· words: the label's words in the corpus (the bar: against the largest label)"),
+    el("span", {}, "· ", el("span", { class: "swatch few" }, "50%"), " faded and hatched: a label of fewer than " + few + " words, whose shares rest on few words (one word moves them by over " + (100 / few).toFixed(1) + " points)"));
+}
+function heatTable(v, view, bit, label) {
+  const order = v.labels.map((l, i) => i).sort((a, b) => v.counts[b] - v.counts[a]), largest = Math.max(1, ...v.counts);
+  return el("table", { class: "heat", id: "heatmap" },
+    el("tr", {}, el("th", {}, "gold " + view), el("th", { class: "num" }, "words"),
+      Array.from({ length: META.num_bits }, (_, b) => el("th", {}, el("a", { href: link("bits", null, { view, bit: b }) }, String(b))))),
+    order.map((li) => { const few = v.counts[li] < fewWords(); return el("tr", { "data-label": v.labels[li], "data-count": v.counts[li], class: few ? "few" : null },
+      el("th", { title: v.labels[li] + ": " + fmt(v.counts[li]) + " words" }, v.labels[li]),
+      el("td", { class: "num count" }, fmt(v.counts[li]), el("span", { class: "bar", style: "width: " + (100 * v.counts[li] / largest).toFixed(1) + "%" })),
+      v.ones[li].map((ones, b) => {
+        const p = v.counts[li] ? ones / v.counts[li] : 0;
+        return el("td", { class: b === bit && v.labels[li] === label ? "selected" : null, "data-bit": b,
+          title: fmt(ones) + " of the " + fmt(v.counts[li]) + " words with gold label " + v.labels[li] + " have bit " + b + " = 1",
+          style: "background-color: rgba(37, 99, 235, " + p.toFixed(3) + "); color: " + (p > 0.55 && !few ? "#fff" : "#111"),
+          onclick: () => { location.hash = link("bits", null, { view, bit: b, label: v.labels[li] }); } }, (100 * p).toFixed(0));
+      })); }));
+}
 async function bitsView(q) {
   const views = Object.keys(META.views);
-  if (!views.length) return [el("p", { class: "note" }, "This codes corpus has no gold labels: no bit-by-label view. Bits set: " +
-    META.bit_ones.map((c, i) => i + ": " + pct(c / META.words)).join(", "))];
-  const view = views.includes(q.get("view")) ? q.get("view") : defaultView();
-  const v = META.views[view];
   const bit = q.get("bit") === null ? null : parseInt(q.get("bit"), 10);
-  const label = q.get("label");
-  const order = v.labels.map((l, i) => i).sort((a, b) => v.counts[b] - v.counts[a]);
-  const out = [
-    el("h2", {}, "bits by label: P(bit i = 1 | label)"),
-    el("p", {}, "label view: ", views.map((w) => w === view ? el("b", {}, w + " ") : el("a", { href: link("bits", null, { view: w }) }, w + " ")),
-      " · click a cell for the words of that label with that bit set; a bit number for the bit's page"),
-    el("table", { class: "heat", id: "heatmap" },
-      el("tr", {}, el("th", {}, "label"), el("th", { class: "num" }, "words"),
-        Array.from({ length: META.num_bits }, (_, b) => el("th", {}, el("a", { href: link("bits", null, { view, bit: b }) }, String(b))))),
-      order.map((li) => el("tr", { "data-label": v.labels[li] }, el("th", {}, v.labels[li]), el("td", { class: "num count" }, fmt(v.counts[li])),
-        v.ones[li].map((ones, b) => {
-          const p = v.counts[li] ? ones / v.counts[li] : 0;
-          return el("td", { class: b === bit && v.labels[li] === label ? "selected" : null, "data-bit": b, title: ones + " of " + v.counts[li],
-            style: "background: rgba(37, 99, 235, " + p.toFixed(3) + "); color: " + (p > 0.55 ? "#fff" : "#111"),
-            onclick: () => { location.hash = link("bits", null, { view, bit: b, label: v.labels[li] }); } }, (100 * p).toFixed(0));
-        })))),
-  ];
-  if (bit !== null && bit >= 0 && bit < META.num_bits) {
-    const e = await entries();
-    const labelId = label === null ? -1 : v.labels.indexOf(label);
-    const hiBit = bit < META.num_bits - 32 ? 1 << (META.num_bits - 33 - bit) : 0;
-    const loBit = bit >= META.num_bits - 32 ? (1 << (META.num_bits - 1 - bit)) >>> 0 : 0;
-    const isSet = (i) => (hiBit ? (e.hi[i] & hiBit) !== 0 : (e.lo[i] & loBit) !== 0);
-    const total = new Map(), set = new Map(), cell = new Map();
-    for (let i = 0; i < e.n; i++) {
-      const w = e.word[i];
-      total.set(w, (total.get(w) || 0) + 1);
-      if (isSet(i)) {
-        set.set(w, (set.get(w) || 0) + 1);
-        if (labelId >= 0 && e.labels[view][i] === labelId) cell.set(w, (cell.get(w) || 0) + 1);
-      }
-    }
-    const top = (m, n) => Array.from(m.entries()).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, n);
-    const labelTable = el("table", { id: "bit-labels" }, el("tr", {}, el("th", {}, "label"), el("th", { class: "num" }, "bit = 0"), el("th", { class: "num" }, "bit = 1")),
-      order.map((li) => el("tr", { "data-label": v.labels[li] }, el("td", {}, v.labels[li]), el("td", { class: "num zero" }, fmt(v.counts[li] - v.ones[li][bit])), el("td", { class: "num one" }, fmt(v.ones[li][bit])))));
-    const wordTable = el("table", { id: "bit-words" }, el("tr", {}, el("th", {}, "word"), el("th", { class: "num" }, "set"), el("th", { class: "num" }, "of its occurrences")),
-      top(set, 20).map(([w, c]) => el("tr", {}, el("td", {}, el("a", { href: link("word", e.vocabulary[w]) }, e.vocabulary[w])), el("td", { class: "num" }, c), el("td", { class: "num" }, pct(c / total.get(w))))));
-    const cellTable = labelId < 0 ? null : el("div", {}, el("h4", { id: "cell-title" }, "words labelled " + label + " with bit " + bit + " = 1"),
-      el("table", { id: "cell-words" }, top(cell, 30).map(([w, c]) => el("tr", {}, el("td", {}, el("a", { href: link("word", e.vocabulary[w]) }, e.vocabulary[w])), el("td", { class: "num" }, c)))));
-    out.push(el("h3", { id: "bit-title" }, "bit " + bit),
-      el("div", { class: "cols" }, el("div", {}, el("h4", {}, "labels when it is 0 and 1"), labelTable),
-        el("div", {}, el("h4", {}, "words that most often set it"), wordTable), cellTable));
+  const hasBit = bit !== null && bit >= 0 && bit < META.num_bits;
+  if (!views.length) {
+    const out = [el("p", { class: "note" }, "This codes corpus has no gold labels: no bit-by-label view. Bits set: ",
+      META.bit_ones.flatMap((c, i) => [i ? ", " : "", el("a", { href: link("bits", null, { bit: i }) }, String(i)), ": " + pct(c / META.words)]))];
+    return hasBit ? out.concat(await bitSection(bit, null, null, null)) : out;
   }
-  return out;
+  const view = views.includes(q.get("view")) ? q.get("view") : defaultView();
+  const label = q.get("label");
+  const out = [
+    el("h2", {}, "bits by gold label: P(bit i = 1 | gold label)"),
+    el("p", {}, "gold label view: ", views.map((w) => w === view ? el("b", {}, w + " ") : el("a", { href: link("bits", null, { view: w }) }, w + " ")),
+      " · click a cell for the words of that label with that bit set; a bit number for the bit's page"),
+    heatLegend(view), heatTable(META.views[view], view, bit, label),
+  ];
+  return hasBit ? out.concat(await bitSection(bit, view, META.views[view], label)) : out;
+}
+async function bitSection(bit, view, v, label) { // a bit's page: its gold labels when 0 and 1 (v: the view's counts, or null), its words
+  const e = await entries();
+  const labelId = label === null || !v ? -1 : v.labels.indexOf(label);
+  const hiBit = bit < META.num_bits - 32 ? 1 << (META.num_bits - 33 - bit) : 0;
+  const loBit = bit >= META.num_bits - 32 ? (1 << (META.num_bits - 1 - bit)) >>> 0 : 0;
+  const isSet = (i) => (hiBit ? (e.hi[i] & hiBit) !== 0 : (e.lo[i] & loBit) !== 0);
+  const total = new Map(), set = new Map(), cell = new Map();
+  for (let i = 0; i < e.n; i++) {
+    const w = e.word[i];
+    total.set(w, (total.get(w) || 0) + 1);
+    if (isSet(i)) {
+      set.set(w, (set.get(w) || 0) + 1);
+      if (labelId >= 0 && e.labels[view][i] === labelId) cell.set(w, (cell.get(w) || 0) + 1);
+    }
+  }
+  const top = (m, n) => Array.from(m.entries()).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, n);
+  const order = v ? v.labels.map((l, i) => i).sort((a, b) => v.counts[b] - v.counts[a]) : [];
+  const labelTable = !v ? null : el("div", {}, el("h4", {}, "gold labels when it is 0 and 1"), el("table", { id: "bit-labels" },
+    el("tr", {}, el("th", {}, "gold " + view), el("th", { class: "num" }, "bit = 0"), el("th", { class: "num" }, "bit = 1")),
+    order.map((li) => el("tr", { "data-label": v.labels[li] }, el("td", {}, v.labels[li]), el("td", { class: "num zero" }, fmt(v.counts[li] - v.ones[li][bit])), el("td", { class: "num one" }, fmt(v.ones[li][bit]))))));
+  const wordTable = el("table", { id: "bit-words" }, el("tr", {}, el("th", {}, "word"), el("th", { class: "num" }, "set"), el("th", { class: "num" }, "of its occurrences")),
+    top(set, 20).map(([w, c]) => el("tr", {}, el("td", {}, el("a", { href: link("word", e.vocabulary[w]) }, e.vocabulary[w])), el("td", { class: "num" }, c), el("td", { class: "num" }, pct(c / total.get(w))))));
+  const cellTable = labelId < 0 ? null : el("div", {}, el("h4", { id: "cell-title" }, "words with gold label " + label + " and bit " + bit + " = 1"),
+    el("table", { id: "cell-words" }, top(cell, 30).map(([w, c]) => el("tr", {}, el("td", {}, el("a", { href: link("word", e.vocabulary[w]) }, e.vocabulary[w])), el("td", { class: "num" }, c)))));
+  return [el("h3", { id: "bit-title" }, "bit " + bit),
+    el("div", { class: "cols" }, labelTable, el("div", {}, el("h4", {}, "words that most often set it"), wordTable), cellTable)];
 }
 
-// difflib.SequenceMatcher (no junk) on word strings, so corpus diffs align as `allennlp bits diff` does
+// difflib.SequenceMatcher's matching blocks (no junk) on the word strings: the anchors of the diff's alignment
 function matchingBlocks(a, b) {
   const b2j = new Map();
   b.forEach((w, j) => { if (!b2j.has(w)) b2j.set(w, []); b2j.get(w).push(j); });
@@ -444,36 +515,72 @@ function matchingBlocks(a, b) {
   merged.push([a.length, b.length, 0]);
   return merged;
 }
+// The diff's alignment, in reading order: [index in A, index in B], either null for a word that aligns with none.
+// Only what aligns is paired: equal words (the matching blocks), and, when the sentences are variants of one sentence
+// (equal words are at least half of each), a word replaced by one word between two equal words ("saw him ." /
+// "saw himself ."). Any other stretch of replaced, inserted or deleted words is unpaired: its words of A, then its
+// words of B, each on its own row, never paired with an unrelated word. (`allennlp bits diff` also pairs longer
+// replaced stretches position by position; its `--pair` compares any two words.)
 function align(a, b) {
-  const pairs = [];
+  const blocks = matchingBlocks(a, b), pairs = [];
+  const matched = blocks.reduce((sum, block) => sum + block[2], 0);
+  const variants = 2 * matched >= a.length && 2 * matched >= b.length;
   let i = 0, j = 0;
-  for (const [ai, bj, size] of matchingBlocks(a, b)) {
-    const paired = Math.min(ai - i, bj - j); // a replaced stretch pairs position by position
-    for (let x = 0; x < paired; x++) pairs.push([i + x, j + x]);
-    for (let x = i + paired; x < ai; x++) pairs.push([x, null]);
-    for (let x = j + paired; x < bj; x++) pairs.push([null, x]);
+  for (const [ai, bj, size] of blocks) {
+    if (variants && i > 0 && j > 0 && size > 0 && ai - i === 1 && bj - j === 1) pairs.push([i, j]); // one word for one, framed
+    else {
+      for (let x = i; x < ai; x++) pairs.push([x, null]);
+      for (let x = j; x < bj; x++) pairs.push([null, x]);
+    }
     for (let x = 0; x < size; x++) pairs.push([ai + x, bj + x]);
     i = ai + size; j = bj + size;
   }
   return pairs;
 }
-function diffTable(A, B, pairs) { // the summary counts every pair; rows for the first MAX_SENTENCE_WORDS pairs
-  let differing = 0, identical = 0, aligned = 0;
-  const rows = pairs.map(([ia, ib], r) => {
-    const ca = ia === null ? null : A.c[ia], cb = ib === null ? null : B.c[ib];
-    const diff = new Set();
-    if (ca && cb) { const x = bitsOf(ca), y = bitsOf(cb); x.forEach((bit, i) => { if (bit !== y[i]) diff.add(i); }); aligned++; if (!diff.size) identical++; differing += diff.size; }
-    if (r >= MAX_SENTENCE_WORDS) return null;
-    return el("tbody", { class: "diffrow", "data-a": ia, "data-b": ib },
-      ca ? el("tr", { class: "row-a" }, el("td", {}, "A"), el("td", {}, A.w[ia]), el("td", {}, A.t ? A.t[ia] : ""), el("td", { class: "code" }, ca), el("td", {}, bitCells(bitsOf(ca), diff, "da"))) : null,
-      cb ? el("tr", { class: "row-b" }, el("td", {}, "B"), el("td", {}, B.w[ib]), el("td", {}, B.t ? B.t[ib] : ""), el("td", { class: "code" }, cb), el("td", {}, bitCells(bitsOf(cb), diff, "db")),
-        el("td", {}, ca ? (diff.size ? diff.size + " bit" + (diff.size > 1 ? "s" : "") + " differ: " + Array.from(diff).join(" ") : "identical") : "(no counterpart in A)")) : null);
-  });
-  const hidden = pairs.length - Math.min(pairs.length, MAX_SENTENCE_WORDS);
-  return [el("table", { id: "diff-table" }, rows),
-    hidden ? el("p", { class: "note", id: "diff-more" }, "… " + fmt(hidden) + " more pairs not shown (the page lays out " + fmt(MAX_SENTENCE_WORDS) + ")") : null,
-    el("p", { id: "diff-summary" }, aligned + " aligned pairs, " + identical + " with identical codes, " + differing + " differing bits")];
+function bitLinks(bits) { // differing bit numbers, each a link to its bit's page
+  const view = Object.keys(META.views).length ? defaultView() : undefined;
+  return Array.from(bits).flatMap((b, r) => [r ? " " : "", el("a", { class: "bitlink", href: link("bits", null, { view, bit: b }), "data-bit": b }, String(b))]);
 }
+function diffRow(name, S, index, code, diff, status) {
+  return el("tr", { class: "row-" + name.toLowerCase() }, el("td", {}, name), el("td", {}, S.w[index]), el("td", {}, S.t ? S.t[index] : ""),
+    el("td", { class: "code" }, code), el("td", {}, bitCells(bitsOf(code), diff, "d" + name.toLowerCase())), el("td", { class: "status" }, status));
+}
+function pairRows(A, B, ia, ib, diff) { // the two rows of an aligned pair, or the one row of an unpaired word
+  if (ib === null) return [diffRow("A", A, ia, A.c[ia], diff, el("span", { class: "unpaired" }, "only in A: no word of B aligns with it"))];
+  if (ia === null) return [diffRow("B", B, ib, B.c[ib], diff, el("span", { class: "unpaired" }, "only in B: no word of A aligns with it"))];
+  const how = A.w[ia] === B.w[ib] ? "the same word" : "a one-word substitution between equal words";
+  const result = diff.size ? [diff.size + (diff.size > 1 ? " bits differ: " : " bit differs: "), ...bitLinks(diff)] : ["identical"];
+  return [diffRow("A", A, ia, A.c[ia], diff, how), diffRow("B", B, ib, B.c[ib], diff, result)];
+}
+function diffTable(A, B, pairs, predicted) { // the summary counts every pair; rows for the first MAX_SENTENCE_WORDS pairs
+  let differing = 0, identical = 0, aligned = 0, same = 0, onlyA = 0, onlyB = 0;
+  const rows = pairs.map(([ia, ib], r) => {
+    const diff = new Set();
+    if (ia !== null && ib !== null) {
+      const x = bitsOf(A.c[ia]), y = bitsOf(B.c[ib]);
+      x.forEach((bit, i) => { if (bit !== y[i]) diff.add(i); });
+      aligned++; if (!diff.size) identical++; differing += diff.size; if (A.w[ia] === B.w[ib]) same++;
+    } else if (ib === null) onlyA++; else onlyB++;
+    if (r >= MAX_SENTENCE_WORDS) return null;
+    return el("tbody", { class: "diffrow" + (ia === null || ib === null ? " unpaired" : ""), "data-a": ia, "data-b": ib }, pairRows(A, B, ia, ib, diff));
+  });
+  const hidden = pairs.length - Math.min(pairs.length, MAX_SENTENCE_WORDS), labelled = A.t || B.t;
+  const head = el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, "word"), el("th", {}, labelled ? (predicted ? "predicted label" : "gold label") : ""),
+    el("th", {}, "code"), el("th", {}, "bits, head 0 first (differing ones coloured)"), el("th", {}, "alignment; differing bits (each a link to its page)")));
+  return [el("table", { id: "diff-table" }, head, rows),
+    hidden ? el("p", { class: "note", id: "diff-more" }, "… " + fmt(hidden) + " more pairs not shown (the page lays out " + fmt(MAX_SENTENCE_WORDS) + ")") : null,
+    el("p", { id: "diff-summary" }, aligned + " aligned pairs (" + same + " the same word, " + (aligned - same) + " substitutions), " + identical +
+      " with identical codes, " + differing + " differing bits; " + onlyA + " words only in A, " + onlyB + " only in B")];
+}
+function alignedSentence(name, S, pairs, side) { // a sentence's words, those that align with none marked
+  const unpaired = new Set(pairs.filter((pair) => pair[1 - side] === null).map((pair) => pair[side]));
+  return el("p", { class: "diff-sentence", id: "sentence-" + name.toLowerCase() }, name + ": ",
+    S.w.flatMap((w, i) => [i ? " " : "", unpaired.has(i) ? el("span", { class: "unaligned", "data-i": i, title: "only in " + name + ": aligned with no word of " + (side ? "A" : "B") }, w) : w]),
+    S.cut ? " …" : "");
+}
+const ALIGNMENT_NOTE = "Words are aligned on their text (difflib's matching blocks): equal words pair, and when equal words are at least half of " +
+  "each sentence, so does one word replaced by one word between two equal words (him / himself). Every other word is only in A or only in B " +
+  "(underlined above, its own row below), never paired with an unrelated word.";
 async function diffView(q) {
   const out = [el("h2", {}, "two sentences, differing bits coloured (A red, B blue)")];
   out.push(el("form", { class: "filters", onsubmit: (event) => { event.preventDefault(); location.hash = link("diff", null, Object.fromEntries(new FormData(event.target).entries())); } },
@@ -486,20 +593,21 @@ async function diffView(q) {
       el("label", {}, "sentence B", el("input", { name: "tb", value: q.get("tb") || "", size: 40 })),
       el("button", { type: "submit" }, "compare through the model")));
   }
+  out.push(el("p", { class: "note", id: "alignment-note" }, ALIGNMENT_NOTE));
+  let A, B, predicted = false;
   if (SERVE && q.get("ta") && q.get("tb")) {
     const answer = await post("/api/diff", { a: q.get("ta"), b: q.get("tb") });
-    const A = { w: answer.a.words, c: answer.a.codes, t: answer.a.tags }, B = { w: answer.b.words, c: answer.b.codes, t: answer.b.tags };
-    out.push(...diffTable(A, B, answer.pairs.map(([ia, ib]) => [ia, ib])));
-    return out;
+    [A, B, predicted] = [{ w: answer.a.words, c: answer.a.codes, t: answer.a.tags }, { w: answer.b.words, c: answer.b.codes, t: answer.b.tags }, true];
+  } else {
+    const a = Math.min(Math.max(0, parseInt(q.get("a") || "0", 10) || 0), META.sentences - 1);
+    const b = Math.min(Math.max(0, parseInt(q.get("b") || String(Math.min(1, META.sentences - 1)), 10) || 0), META.sentences - 1);
+    [A, B] = [firstWords(await sentence(a)), firstWords(await sentence(b))];
+    for (const [name, S, id] of [["A", A, a], ["B", B, b]]) {
+      if (S.cut) out.push(el("p", { class: "note" }, "sentence " + name + " (" + id + ") has " + fmt(S.cut) + " words: the diff compares its first " + fmt(MAX_SENTENCE_WORDS)));
+    }
   }
-  const a = Math.min(Math.max(0, parseInt(q.get("a") || "0", 10) || 0), META.sentences - 1);
-  const b = Math.min(Math.max(0, parseInt(q.get("b") || String(Math.min(1, META.sentences - 1)), 10) || 0), META.sentences - 1);
-  const [A, B] = [firstWords(await sentence(a)), firstWords(await sentence(b))];
-  for (const [name, S, id] of [["A", A, a], ["B", B, b]]) {
-    if (S.cut) out.push(el("p", { class: "note" }, "sentence " + name + " (" + id + ") has " + fmt(S.cut) + " words: the diff compares its first " + fmt(MAX_SENTENCE_WORDS)));
-  }
-  out.push(el("p", {}, "A: " + A.w.join(" ") + (A.cut ? " …" : "")), el("p", {}, "B: " + B.w.join(" ") + (B.cut ? " …" : "")),
-    ...diffTable(A, B, align(A.w, B.w)));
+  const pairs = align(A.w, B.w);
+  out.push(alignedSentence("A", A, pairs, 0), alignedSentence("B", B, pairs, 1), ...diffTable(A, B, pairs, predicted));
   return out;
 }
 
@@ -538,7 +646,7 @@ function drawTree(t, s, sid) {
 async function treesView(q) {
   const sid = Math.min(Math.max(0, parseInt(q.get("s") || "0", 10) || 0), META.sentences - 1);
   const s = await sentence(sid);
-  const out = [el("h2", {}, "sentence " + sid + (s.tree ? ": its tree, a code under each word" : "")),
+  const out = [el("h2", {}, "sentence " + sid + (s.tree ? ": its gold tree, a code under each word" : "")),
     pager(sid + 1, META.sentences, (p) => link("trees", null, { s: p - 1 }))];
   if (!s.tree) return out.concat([el("p", { class: "note" }, "This codes corpus holds no trees (a parser's hash-corpus output has them)."), sentenceBox(s, sid)]);
   if (treeTooLong(s.w.length)) return out.concat([treeTooLong(s.w.length), sentenceBox(s, sid)]);
@@ -560,9 +668,11 @@ async function typeView(q) {
   if (q.get("text")) {
     const answer = await post("/api/encode", { sentences: [q.get("text")] });
     const p = answer.predictions[0];
-    out.push(el("div", { id: "typed" }, sentenceBox({ w: p.words, c: p.codes, t: p.tags }, "typed")));
-    if (p.entities) out.push(el("p", { id: "typed-entities" }, p.entities.length ? p.entities.map((x) => x.text + " " + x.label).join(" · ") : "no entities"));
-    if (p.tree) out.push(treeTooLong(p.words.length) || el("div", { class: "tree" }, drawTree(parseTree(p.tree), { w: p.words, c: p.codes }, "typed")));
+    if (p.tags) out.push(labelNote(true));
+    out.push(el("div", { id: "typed" }, sentenceBox({ w: p.words, c: p.codes, t: p.tags, predicted: true }, "typed")),
+      el("p", { class: "note" }, "A word the corpus does not have opens the corpus words nearest to its code."));
+    if (p.entities) out.push(el("p", { id: "typed-entities" }, "predicted entities: " + (p.entities.length ? p.entities.map((x) => x.text + " " + x.label).join(" · ") : "none")));
+    if (p.tree) out.push(el("p", { class: "note" }, "the tree the model predicts:"), treeTooLong(p.words.length) || el("div", { class: "tree" }, drawTree(parseTree(p.tree), { w: p.words, c: p.codes }, "typed")));
   }
   return out;
 }
