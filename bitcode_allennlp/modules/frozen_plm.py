@@ -22,7 +22,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import PretrainedTransformerMismatchedEmbedder, TokenEmbedder
 
 from bitcode_allennlp.modules.plm_words_embedder import PlmWordsEmbedder, fill_empty_words
-from bitcode_allennlp.plm import check_plm_folder, reading_plm
+from bitcode_allennlp.plm import check_plm_folder, reading_plm, resolve_plm_name
 
 # (model_name, max_length, sub_token_mode) -> the frozen PLM and its sentence cache, shared in the process.
 _PLMS: Dict[Tuple[str, Optional[int], str],
@@ -90,6 +90,7 @@ class FrozenTransformerMismatchedEmbedder(TokenEmbedder):
         super().__init__()
         key = (model_name, max_length, sub_token_mode)
         if key not in _PLMS:
+            model_name = resolve_plm_name(model_name)  # a `package:` name: this environment's copy
             check_plm_folder(model_name)  # a folder that is not a model: one line, not transformers' traceback
             with reading_plm(model_name, "model"):
                 plm = PretrainedTransformerMismatchedEmbedder(model_name, max_length=max_length,

@@ -28,7 +28,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 
 from bitcode_allennlp.common.checks import check_range
 from bitcode_allennlp.data.token_indexers.plm_words import load_config, load_tokenizer, window_length
-from bitcode_allennlp.plm import reading_plm
+from bitcode_allennlp.plm import reading_plm, resolve_plm_name
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +95,7 @@ class PlmWordsEmbedder(TokenEmbedder):
         from allennlp.common import cached_transformers
 
         check_range("mask_probability", mask_probability, 0, 1, high_open=True)
+        model_name = resolve_plm_name(model_name)  # a `package:` name: this environment's copy
         tokenizer = load_tokenizer(model_name, tokenizer_kwargs)
         self._mask_probability = float(mask_probability)
         self._mask_id = getattr(tokenizer, "mask_token_id", None) if mask_probability > 0 else None

@@ -3,9 +3,11 @@ the light process. Installing it in a fresh environment: tests/test_wheel_instal
 texts, archives and outputs: tests/security/test_package.py."""
 import base64
 import hashlib
+import io
 import json
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -50,6 +52,41 @@ def test_the_wheel_holds_the_archive_its_card_and_an_entry_point(ner_hash_archiv
     namespace = {"__file__": "/somewhere/ner_tiny/__init__.py"}
     exec(files["ner_tiny/__init__.py"].decode(), namespace)
     assert namespace["ARCHIVE"] == "/somewhere/ner_tiny/model.tar.gz" and namespace["FROZEN_PLM"] is None
+    with tarfile.open(fileobj=io.BytesIO(files["ner_tiny/model.tar.gz"])) as archive:
+        texts = [archive.extractfile(m).read() for m in archive.getmembers() if m.isfile() and m.name != "weights.th"]
+    for text in [*texts, *(data for name, data in files.items() if not name.endswith(".gz"))]:
+        assert str(ROOT).encode() not in text and b"/tmp/" not in text  # no path of the packager's machine
+
+
+def _with_config(archive, tmp_path, change):
+    """A copy of `archive` whose config.json is changed by `change(config)`."""
+    out = tmp_path / "changed.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(out, "w:gz") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else None
+            if member.name == "config.json":
+                config = json.loads(data)
+                change(config)
+                data = json.dumps(config).encode()
+                member.size = len(data)
+            target.addfile(member, io.BytesIO(data) if data is not None else None)
+    return str(out)
+
+
+def test_an_archive_with_a_path_of_the_training_machine_is_not_packaged(ner_hash_archive, tmp_path):
+    old = _with_config(ner_hash_archive, tmp_path, lambda c: c.update(train_data_path="/home/me/data/train.conll"))
+    with pytest.raises(ConfigurationError, match=r"config.json holds the path '/home/me/data/train.conll' "
+                                                 r"\(train_data_path\) of the machine that trained it; archive its "
+                                                 r"training run again with this version"):
+        build_wheel(PackageSpec(old, "ner_tiny", "1", "x"), str(tmp_path / "dist"))
+
+    def frozen_local(config):
+        config["model"]["text_field_embedder"]["token_embedders"]["tokens"] = {"type": "frozen_plm_words",
+                                                                               "model_name": "/home/me/plm"}
+    frozen = _with_config(ner_hash_archive, tmp_path, frozen_local)
+    with pytest.raises(ConfigurationError, match=r"its frozen PLM is read from that local folder"):
+        build_wheel(PackageSpec(frozen, "ner_tiny", "1", "x"), str(tmp_path / "dist"))
+    assert not (tmp_path / "dist").exists()
 
 
 def test_a_frozen_plm_card_names_its_package():
@@ -66,6 +103,9 @@ def test_a_frozen_plm_card_names_its_package():
     metadata = metadata_file(PackageSpec("missing.tar.gz", "x", "1", "licence"), card, plm_requirements(config))
     assert "Requires-Dist: some-plm-pkg\n" in metadata
     assert "/v/lib" not in package_init(PackageSpec("missing.tar.gz", "x", "1", "licence"), config)
+    # an archive of this version names the PLM by package: the same card
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"] = "package:some_plm_pkg/model"
+    assert model_card(PackageSpec("missing.tar.gz", "x", "1", "licence"), config) == card
 
 
 @pytest.mark.parametrize("name, version, message", [

@@ -89,7 +89,10 @@ def moved(tmp_path_factory):
         with tarfile.open(run / "model.tar.gz") as archive:
             members = archive.getnames()
             index = json.load(archive.extractfile("transformers/index.json"))
+            texts = {m.name: archive.extractfile(m).read().decode("utf-8", "replace") for m in archive.getmembers()
+                     if m.isfile() and m.name != "weights.th"}
         results[name] = {"reference": predict(model, reader, case.inputs), "members": members, "index": index,
+                         "texts": texts,
                          "training_metrics": json.loads((run / "metrics.json").read_text()),
                          "archive": elsewhere / f"{name}.tar.gz"}
         shutil.move(str(run / "model.tar.gz"), str(results[name]["archive"]))
@@ -117,8 +120,20 @@ def test_archive_carries_the_plm_config_and_tokenizer_but_not_its_weights(moved,
     members = moved[name]["members"]
     plm = {m.split("/", 2)[2] for m in members if m.startswith("transformers/tiny-bert/")}
     assert plm == PLM_FILES  # no model.safetensors: the PLM's weights are in weights.th
-    [(model_name, folder)] = moved[name]["index"].items()
-    assert model_name.endswith("plm/tiny-bert") and folder == "tiny-bert"
+    assert moved[name]["index"] == {"archive:tiny-bert": "tiny-bert"}  # the PLM by its archived copy, not a path
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_archive_holds_no_path_of_the_training_machine(moved, name):
+    """config.json names the PLM by its copy (`archive:tiny-bert`) and the data by file name; the serialization
+    folder's map from the training paths (`transformers/sources.json`) stays out."""
+    texts = moved[name]["texts"]
+    assert "transformers/sources.json" not in texts and set(texts) >= {"config.json", "transformers/index.json"}
+    for member, text in texts.items():
+        assert "/tmp/" not in text and str(FIXTURES) not in text, member
+    config = json.loads(texts["config.json"])
+    assert config["dataset_reader"]["token_indexers"]["tokens"]["model_name"] == "archive:tiny-bert"
+    assert "/" not in config["train_data_path"] and "/" not in config["validation_data_path"]
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -139,8 +154,8 @@ def test_evaluate_offline_after_run_and_plm_are_deleted(moved, name):
 def test_load_archive_in_python_after_run_and_plm_are_deleted(moved, name):
     archive = load_archive(moved[name]["archive"])
     assert predict(archive.model, archive.dataset_reader, CASES[name].inputs) == moved[name]["reference"]
-    assert "plm/tiny-bert" in archive.config.as_dict()["model"]["text_field_embedder"]["token_embedders"][
-        "tokens"]["model_name"]  # the config keeps what was trained; loading used the archive's copy
+    assert archive.config.as_dict()["model"]["text_field_embedder"]["token_embedders"]["tokens"][
+        "model_name"] == "archive:tiny-bert"  # the archive's config names its copy; loading used it
 
 
 def test_hub_name_is_saved_from_the_hub_cache(tmp_path):
@@ -168,3 +183,38 @@ def test_hub_name_is_saved_from_the_hub_cache(tmp_path):
     words = ["Frodo", "held", "the", "ring"]
     assert (AutoTokenizer.from_pretrained(str(run / "transformers" / "tiny-bert"))(words, is_split_into_words=True)
             == AutoTokenizer.from_pretrained(str(TINY_BERT))(words, is_split_into_words=True))
+
+
+def test_a_frozen_plm_in_a_package_is_named_by_package_and_found_wherever_it_is_installed(tmp_path):
+    """A frozen PLM inside an installed Python package (here a copy of tiny-bert in a `site-packages` folder on
+    PYTHONPATH): the archive names it `package:tinyplm/model`, not the trainer's path, and `allennlp predict` in
+    another environment reads that environment's copy; without the package it is one line naming what to install."""
+    sites = {name: tmp_path / name / "lib" / "site-packages" for name in ("trainer", "user")}
+    for site_dir in sites.values():
+        (site_dir / "tinyplm").mkdir(parents=True)
+        (site_dir / "tinyplm" / "__init__.py").write_text("")
+        shutil.copytree(TINY_BERT, site_dir / "tinyplm" / "model")
+    env = {"PLM": str(sites["trainer"] / "tinyplm" / "model"), "FREEZE_PLM": "true", "EPOCHS": "1",
+           "MAX_INSTANCES": "8", "PYTHONPATH": str(sites["trainer"])}
+    finish(start([["train", CONFIGS / "ner_hash.jsonnet", "-s", tmp_path / "run"]], tmp_path / "train.log", tmp_path,
+                 **env))
+    archive = tmp_path / "model.tar.gz"
+    shutil.move(str(tmp_path / "run" / "model.tar.gz"), str(archive))
+    with tarfile.open(archive) as opened:
+        config = json.load(opened.extractfile("config.json"))
+        index = json.load(opened.extractfile("transformers/index.json"))
+    embedder = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+    assert embedder["type"] == "frozen_plm_words" and embedder["model_name"] == "package:tinyplm/model"
+    assert index == {"package:tinyplm/model": "model"} and str(tmp_path) not in json.dumps(config)
+    shutil.rmtree(sites["trainer"])  # the trainer's environment is gone
+    (tmp_path / "in.jsonl").write_text(json.dumps({"sentence": "Frodo held the ring."}) + "\n")
+    predict_args = [["predict", archive, "in.jsonl", "--output-file", "out.jsonl", "--silent"]]
+    finish(start(predict_args, tmp_path / "user.log", tmp_path, PYTHONPATH=str(sites["user"])))
+    [predicted] = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(predicted["codes"]) == len(predicted["words"]) == 5
+    process, log = start(predict_args, tmp_path / "none.log", tmp_path, PYTHONPATH="")
+    assert process.wait(timeout=600) != 0
+    lines = [line for line in log.read_text().splitlines() if line.strip()]
+    assert any(line.endswith("package:tinyplm/model: the PLM comes from the Python package 'tinyplm', which is "
+                             "not installed here as a package (pip install tinyplm)") for line in lines), lines[-3:]
+    assert not any("Traceback" in line for line in lines)

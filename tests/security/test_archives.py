@@ -85,6 +85,12 @@ def set_encoder_type(value):
     return edit
 
 
+def set_embedder(key, value):
+    def edit(config):
+        config["model"]["text_field_embedder"]["token_embedders"]["tokens"][key] = value
+    return edit
+
+
 @pytest.fixture(scope="module")
 def hostile(ner_hash_archive, tmp_path_factory):  # noqa: F811
     """name -> (hostile archive, what the refusal must say); `outside` is the folder no member may reach."""
@@ -104,8 +110,12 @@ def hostile(ner_hash_archive, tmp_path_factory):  # noqa: F811
         # the first config.json is checked by reading the stream, the last would be extracted over it
         "second config": ({"extra": [("file", "config.json", jsonnet.encode("utf-8"))]}, "appears twice"),
         "pickled weights": ({"weights": pickled_weights(outside / "pickled")}, "not plain tensors"),
-        "index outside": ({"index": {str(ROOT / "fixtures/transformers/tiny-bert"): "../../etc"}},
-                          "not a folder inside transformers/"),
+        "index outside": ({"index": {"archive:tiny-bert": "../../etc"}}, "not a folder inside transformers/"),
+        "remote code": ({"config": set_embedder("transformer_kwargs", {"trust_remote_code": True})},
+                        "sets trust_remote_code (model.text_field_embedder.token_embedders.tokens.transformer_kwargs"
+                        ".trust_remote_code): loading would run Python code"),
+        "package traversal": ({"config": set_embedder("model_name", "package:json/../../etc")},
+                              "not a PLM package name"),
     }
     built = {name: (rewrite(ner_hash_archive, folder / f"{name.replace(' ', '_')}.tar.gz", **edits), says)
              for name, (edits, says) in cases.items()}
@@ -114,7 +124,7 @@ def hostile(ner_hash_archive, tmp_path_factory):  # noqa: F811
 
 
 CASES = ("traversal", "absolute", "symlink", "hardlink", "dotted model type", "dotted encoder type", "jsonnet config",
-         "second config", "pickled weights", "index outside")
+         "second config", "pickled weights", "index outside", "remote code", "package traversal")
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -41,7 +41,7 @@ from allennlp.data.token_indexers.token_indexer import IndexedTokenList
 from allennlp.data.tokenizers import Token
 from allennlp.data.vocabulary import Vocabulary
 
-from bitcode_allennlp.plm import check_plm_folder, reading_plm
+from bitcode_allennlp.plm import check_plm_folder, reading_plm, resolve_plm_name
 
 logger = logging.getLogger(__name__)
 
@@ -201,6 +201,7 @@ class PlmWordsIndexer(TokenIndexer):
     ) -> None:
         super().__init__(**kwargs)
         self._model_name = model_name
+        model_name = resolve_plm_name(model_name)  # a `package:` name: this environment's copy
         self._namespace = namespace
         self._tokenizer_kwargs = tokenizer_kwargs
         self._tokenizer = load_tokenizer(model_name, tokenizer_kwargs)
