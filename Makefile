@@ -12,7 +12,7 @@ CONSTRAINTS_pinned = constraints.txt
 CONSTRAINTS_newest = constraints-newest.txt
 PIP = $(PYTHON) -m pip
 
-.PHONY: install lint test fixtures demo demo-pages experiment reproduce-small reproduce
+.PHONY: install lint test fixtures demo demo-pages model experiment reproduce-small reproduce
 
 TASK ?= ner
 
@@ -53,6 +53,13 @@ demo:
 # and rewrites them (docs/demo_pages.py; `python docs/demo_pages.py` alone rewrites them from the kept run).
 demo-pages:
 	$(PYTHON) docs/demo_pages.py --run
+
+# A model you would use: the task's recommended setting on its full open corpus (../shared/data, or DATA=...) with
+# MiniLM fine-tuned, scored on dev, packaged as a wheel in runs/model_$(TASK)/dist/ (bitcode_allennlp/recipes.py):
+#   make model TASK=ner   (about 20 min on 2 CPU cores; pos about 30, parse about 25)
+DATA ?= ../shared/data
+model:
+	$(PYTHON) -m bitcode_allennlp.recipes $(TASK) --data $(DATA) $(ARGS)
 
 # The whole experiment (hashing stage → hash-corpus → validation stage → both scored), on the fixtures by default:
 #   make experiment TASK=pos ARGS="--plm minilm --train ... --dev ... --set EPOCHS=2"

@@ -7,7 +7,8 @@ functions. No exceptions.
   1 `structs/`, `common/`: the foundation (pure structures and trees, the code format, checks, text)
   2 `modules/`, `data/`, `training/`: components registered with AllenNLP
   3 `model/`, `tagging/`, `parsing/`: what a model is, and the task models on it
-  4 `code_stage/`, `bits/`, `spacy_components/`, the root's `api`, `demo` and `__init__` (`load`): stages and tools
+  4 `code_stage/`, `bits/`, `spacy_components/`, the root's `api`, `demo`, `recipes` and `__init__` (`load`): stages
+    and tools
 """
 import ast
 from pathlib import Path
@@ -23,7 +24,7 @@ LAYERS = {
     1: ("structs", "common"),
     2: ("modules", "data", "training"),
     3: ("model", "tagging", "parsing"),
-    4: ("code_stage", "bits", "spacy_components", "api", "demo", "__init__"),
+    4: ("code_stage", "bits", "spacy_components", "api", "demo", "recipes", "__init__"),
 }
 LAYER_OF = {top: layer for layer, tops in LAYERS.items() for top in tops}
 

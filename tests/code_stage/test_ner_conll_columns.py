@@ -122,7 +122,7 @@ def test_experiment_with_column_files(tmp_path, monkeypatch, train, dev, variabl
     for key in ("dataset_reader", "validation_dataset_reader"):
         assert (config[key]["type"], config[key]["input_scheme"], config[key]["coding_scheme"]) == (
             "conll_columns", scheme, "BIOUL")
-    assert config["train_data_path"] == str(train)
+    assert config["train_data_path"] == train.name  # the archive keeps the file's name, not the machine's path
     reader = {"type": "conll_columns", "input_scheme": scheme}
     for split, path in (("train", train), ("dev", dev)):
         codes = codes_lines(out / "codes" / f"{split}.jsonl")
