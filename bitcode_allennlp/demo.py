@@ -12,7 +12,8 @@ search, each step the `allennlp` command a user would type (printed as it runs).
    epochs, `modules/frozen_plm.py`; only the hash layer and the CRF train), 10 epochs, new layers at lr 2e-3,
    and a code-reading head (`CODE_HEAD=1`, beyond the paper: it trains the bits to predict the tags, so that
    words of one entity type get near codes; `--set CODE_HEAD=0` for the paper's losses alone); the config's
-   other settings (K = 24, β = 0.005). One line per epoch with the dev span F1.
+   other settings (K = 24, β = 0.005). One line per epoch with the dev span F1, and between them, every 10 s,
+   the epoch, the batch and about how long is left.
 2. `allennlp predict` on a few tweet-like sentences (`EXAMPLES`, or `--sentences`) → OUT/predictions.jsonl,
    printed as entities and one code per word.
 3. `allennlp hash-corpus` of the train and dev samples → OUT/codes/{train,dev}.jsonl (MiniLM's vectors come from
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from bitcode_allennlp import resources
+from bitcode_allennlp.common.progress import TrainingProgress
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.plm import PATHS
 
@@ -86,15 +88,26 @@ def remove_outputs(out: Path) -> None:
             path.unlink()
 
 
+TICK = 10.0
+"""Seconds of silence after which the demo says where the training is (`EpochLines`)."""
+
+
 class EpochLines(threading.Thread):
     """Prints one line per finished epoch (from the trainer's `metrics_epoch_N.json`) while `allennlp train` runs
-    with its output in a log file."""
+    with its output in a log file, and between them, every `TICK` seconds, where it is and about how long is left
+    (`TrainingProgress`, fed what the training writes to its log through `write`)."""
 
     def __init__(self, run_dir: Path, epochs: int, start: float, console: TextIO) -> None:
         super().__init__(daemon=True)
         self.run_dir, self.epochs, self.start_time, self.console = run_dir, epochs, start, console
         self.stopped = threading.Event()
         self.printed = 0
+        self.progress = TrainingProgress(epochs)
+        self.said = time.monotonic()
+
+    def tee(self, log: TextIO) -> "Tee":
+        """`log`, also feeding what is written to it to this progress."""
+        return Tee(log, self.progress.read)
 
     def print_new(self) -> None:
         while (self.run_dir / f"metrics_epoch_{self.printed}.json").exists():
@@ -108,15 +121,37 @@ class EpochLines(threading.Thread):
                                f"({time.time() - self.start_time:.0f} s since the start)\n")
             self.console.flush()
             self.printed += 1
+            self.said = time.monotonic()
 
     def run(self) -> None:
         while not self.stopped.wait(0.5):
             self.print_new()
+            if time.monotonic() - self.said >= TICK:
+                self.console.write(f"  {self.progress.line()}\n")
+                self.console.flush()
+                self.said = time.monotonic()
 
     def stop(self) -> None:
         self.stopped.set()
         self.join()
         self.print_new()
+
+
+class Tee:
+    """A text file that also hands each write to `read` (what `run_in_process` redirects a step's output to)."""
+
+    def __init__(self, file: TextIO, read) -> None:
+        self.file, self.read = file, read
+
+    def write(self, text: str) -> int:
+        self.read(text)
+        return self.file.write(text)
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.file, name)
 
 
 class Demo:
@@ -172,7 +207,7 @@ class Demo:
             if progress:
                 progress.start()
             try:
-                code = run_in_process([str(a) for a in args], env, log)
+                code = run_in_process([str(a) for a in args], env, progress.tee(log) if progress else log)
             finally:
                 if progress:
                     progress.stop()

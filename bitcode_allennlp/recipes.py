@@ -20,7 +20,6 @@ scores, which the summary prints beside this run's. Standard library only at imp
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, TextIO
 
 from bitcode_allennlp import resources
+from bitcode_allennlp.common.progress import TrainingProgress, duration
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.plm import PATHS
 
@@ -68,8 +68,6 @@ RECIPES = {
 }
 TICK = 10.0
 """Seconds between progress lines while a step runs."""
-BAR = re.compile(r"(\d+)/(\d+) \[([\d:]+)<([\d:?]+)")
-EPOCH = re.compile(r"Epoch (\d+)/(\d+)")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -88,58 +86,19 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def seconds(text: str) -> Optional[int]:
-    """`01:23` or `1:02:03` (tqdm's times) in seconds; None for `?`."""
-    if "?" in text:
-        return None
-    total = 0
-    for part in text.split(":"):
-        total = total * 60 + int(part)
-    return total
-
-
-def minutes(value: float) -> str:
-    return f"{value / 60:.0f} min" if value >= 90 else f"{value:.0f} s"
-
-
-class Progress:
-    """Reads a training's console (epoch lines on stdout, tqdm bars on stderr) and says every `TICK` seconds where
-    it is and about how long is left: this epoch's bar, plus the epochs still to come at this epoch's pace."""
+class Progress(TrainingProgress):
+    """`TrainingProgress` that also says each finished epoch's dev score (AllenNLP's metrics_epoch_N.json)."""
 
     def __init__(self, epochs: int, model: Path, metric: str) -> None:
-        self.epochs, self.model, self.metric = epochs, model, metric
-        self.epoch, self.bar, self.started = 0, None, time.monotonic()
-        self.reported = 0  # finished epochs already said
-        self.lock = threading.Lock()
-
-    def read(self, text: str) -> None:
-        with self.lock:
-            for found in EPOCH.finditer(text):
-                self.epoch, self.epochs, self.bar = int(found.group(1)), int(found.group(2)) + 1, None
-            bars = BAR.findall(text)
-            if bars:
-                self.bar = bars[-1]
+        super().__init__(epochs)
+        self.model, self.metric, self.reported = model, metric, 0
 
     def line(self) -> str:
         scores = epoch_scores(self.model, self.metric)
         finished = [f"  epoch {n + 1}/{self.epochs} done: dev {self.metric} {100 * score:.2f}"
                     for n, score in enumerate(scores) if n >= self.reported]
         self.reported = len(scores)
-        return "\n".join(finished + [self.now()])
-
-    def now(self) -> str:
-        with self.lock:
-            elapsed = time.monotonic() - self.started
-            where = f"epoch {self.epoch + 1}/{self.epochs}"
-            if self.bar is None:
-                return f"  {where}: starting ({minutes(elapsed)} so far)"
-            done, total, spent, left = self.bar
-            left_s = seconds(left)
-            if left_s is None:
-                return f"  {where}: batch {done}/{total} ({minutes(elapsed)} so far)"
-            this_epoch = (seconds(spent) or 0) + left_s  # training and dev passes of this epoch, as tqdm sees them
-            rest = left_s + this_epoch * max(0, self.epochs - self.epoch - 1)
-            return f"  {where}: batch {done}/{total}, about {minutes(rest)} left ({minutes(elapsed)} so far)"
+        return "\n".join(finished + ["  " + super().line()])
 
 
 def run_step(name: str, command: List[str], env: Dict[str, str], log: Path, console: TextIO,
@@ -164,7 +123,7 @@ def run_step(name: str, command: List[str], env: Dict[str, str], log: Path, cons
             try:
                 process.wait(timeout=TICK)
             except subprocess.TimeoutExpired:
-                print(progress.line() if progress else f"  {name}: running ({minutes(time.monotonic() - started)})",
+                print(progress.line() if progress else f"  {name}: running ({duration(time.monotonic() - started)})",
                       file=console, flush=True)
         for reader in readers:
             reader.join()
@@ -173,7 +132,7 @@ def run_step(name: str, command: List[str], env: Dict[str, str], log: Path, cons
         print(f"{name} failed (status {process.returncode}); the end of {shown_path(log)}:", *tail, sep="\n",
               file=sys.stderr)
         sys.exit(process.returncode)
-    print(f"  {name}: done in {minutes(time.monotonic() - started)}", file=console, flush=True)
+    print(f"  {name}: done in {duration(time.monotonic() - started)}", file=console, flush=True)
 
 
 def epoch_scores(model: Path, metric: str) -> List[float]:

@@ -1,5 +1,6 @@
 """`make demo` (bitcode_allennlp/demo.py) end to end on the tiny fixture transformer, and its BTC sample."""
 import json
+import re
 import subprocess
 import sys
 
@@ -45,7 +46,10 @@ def test_sample_is_the_stated_stride_of_the_corpus(tmp_path):
     assert (SAMPLE / "btc_train.conll").read_text(encoding="utf-8").split("\n\n")[1] == corpus[7]
 
 
-def test_demo_end_to_end_on_the_tiny_transformer(tmp_path, capsys):
+def test_demo_end_to_end_on_the_tiny_transformer(tmp_path, capsys, monkeypatch):
+    import bitcode_allennlp.demo as demo
+
+    monkeypatch.setattr(demo, "TICK", 0.2)  # a progress line every 0.2 s of silence while training
     threads = torch.get_num_threads()
     out = tmp_path / "demo"
     (out / "model").mkdir(parents=True)
@@ -60,6 +64,7 @@ def test_demo_end_to_end_on_the_tiny_transformer(tmp_path, capsys):
     assert (out / "notes.txt").read_text() == "mine" and not (out / "model" / "stale.th").exists()
     assert (out / "model" / "model.tar.gz").is_file()
     assert "epoch  1/1  dev span F1" in printed
+    assert re.search(r"^  epoch 1/1: (starting|batch \d+/\d+)", printed, re.M), printed  # while training
     # predict: one prediction per sentence, one 24-bit code per word, printed as aligned rows
     predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert predictions == result["predictions"] and len(predictions) == len(SENTENCES)
