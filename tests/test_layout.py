@@ -1,4 +1,4 @@
-"""The package's layers (README, "Layout"): a module imports only from its own layer or the layers below, and no
+"""The package's layers (docs/method.md, "Repository layout"): a module imports only from its own layer or the layers below, and no
 module imports itself back through others (no import cycle). Read from the source: every `import`, also inside
 functions. No exceptions.
 
@@ -126,9 +126,10 @@ def test_the_cycle_check_finds_a_cycle_and_imports_inside_functions(tmp_path):
 
 @pytest.mark.parametrize("folder", sorted(top for tops in LAYERS.values() for top in tops
                                           if (PACKAGE / top).is_dir()))
-def test_the_readme_names_each_folder(folder):
-    readme = (PACKAGE.parent / "README.md").read_text()
-    assert f"`{folder}/`" in readme
+def test_the_layout_page_names_each_folder(folder):
+    text = (PACKAGE.parent / "docs" / "method.md").read_text()
+    layout = text[text.index("## Repository layout"):].split("\n## ")[0]
+    assert f" {folder}/ " in layout or f"\n  {folder}/" in layout
 
 
 MAX_MODULE_LINES = 600
