@@ -40,6 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from bitcode_allennlp import resources
 from bitcode_allennlp.common.progress import TrainingProgress
+from bitcode_allennlp.host.archive_files import drop_checkpoints
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.plm import PATHS
 
@@ -229,9 +230,10 @@ class Demo:
                  "(900 train, 100 dev sentences; CC BY 4.0)")
         self.allennlp("train", ["train", CONFIG, "-s", self.out / "model"], variables, epochs=self.epochs)
         metrics = json.loads((self.out / "model" / "metrics.json").read_text())
+        freed = drop_checkpoints(str(self.out / "model"))  # the archive and best.th hold the model
         self.say(f"  best dev span F1 {100 * metrics[f'best_validation_{METRIC}']:.1f} (epoch "
                  f"{metrics['best_epoch'] + 1}), {metrics['trainable_parameters']:,} trained parameters, "
-                 f"{time.time() - self.start:.0f} s so far\n")
+                 f"{time.time() - self.start:.0f} s so far; per-epoch checkpoints removed ({freed / 2**20:.0f} MB)\n")
         return self.out / "model" / "model.tar.gz"
 
     def predict(self, archive: Path) -> List[Dict[str, Any]]:

@@ -30,6 +30,7 @@ from typing import Dict, List, Optional, Sequence, TextIO
 
 from bitcode_allennlp import resources
 from bitcode_allennlp.common.progress import TrainingProgress, duration
+from bitcode_allennlp.host.archive_files import drop_checkpoints
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.plm import PATHS
 
@@ -178,6 +179,8 @@ def main(argv: Optional[Sequence[str]] = None, console: TextIO = sys.stdout) -> 
     print(f"1/3 {typed}", file=console, flush=True)
     run_step("train", ["allennlp", "train", config, "-s", str(model), "-f"], env, out / "logs" / "train.log", console,
              Progress(int(variables.get("EPOCHS", "1")), model, recipe.metric))
+    freed = drop_checkpoints(str(model))  # the archive and best.th hold the model
+    print(f"  per-epoch checkpoints removed ({freed / 2**20:.0f} MB)", file=console, flush=True)
     metrics_file = out / "dev_metrics.json"
     print(f"2/3 allennlp evaluate {shown_path(archive)} {dev} --output-file {shown_path(metrics_file)}",
           file=console, flush=True)

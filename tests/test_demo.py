@@ -62,7 +62,8 @@ def test_demo_end_to_end_on_the_tiny_transformer(tmp_path, capsys, monkeypatch):
         torch.set_num_threads(threads)
     printed = capsys.readouterr().out
     assert (out / "notes.txt").read_text() == "mine" and not (out / "model" / "stale.th").exists()
-    assert (out / "model" / "model.tar.gz").is_file()
+    assert (out / "model" / "model.tar.gz").is_file() and (out / "model" / "best.th").is_file()
+    assert not list((out / "model").glob("*_state_e*.th")) and "per-epoch checkpoints removed (" in printed
     assert "epoch  1/1  dev span F1" in printed
     assert re.search(r"^  epoch 1/1: (starting|batch \d+/\d+)", printed, re.M), printed  # while training
     # predict: one prediction per sentence, one 24-bit code per word, printed as aligned rows

@@ -1,6 +1,6 @@
-"""The package's layers (docs/method.md, "Repository layout"): a module imports only from its own layer or the layers below, and no
-module imports itself back through others (no import cycle). Read from the source: every `import`, also inside
-functions. No exceptions.
+"""The package's layers (docs/method.md, "Repository layout"): a module imports only from its own layer or the
+layers below, and no module imports itself back through others (no import cycle). Read from the source: every
+`import`, also inside functions. No exceptions.
 
   0 `host/`, and the root's `version`, `resources`, `plm`, `plugin`: the AllenNLP host layer (`plugin`, the name
     AllenNLP imports, loads every module at run time: no import statement) and where files are

@@ -24,6 +24,8 @@ def test_a_recipe_trains_scores_and_packages_a_model(tmp_path, monkeypatch):
     assert any(line.startswith("  epoch ") and ("left" in line or "starting" in line or "batch" in line)
                for line in lines)  # progress while training
     assert "  train: done in" in printed and "  package: done in" in printed
+    assert "  per-epoch checkpoints removed (" in printed
+    assert not list((tmp_path / "runs" / "model_ner" / "model").glob("*_state_e*.th"))
     wheel = tmp_path / "runs" / "model_ner" / "dist" / "ner_tiny_recipe-0.1.0-py3-none-any.whl"
     assert summary["wheel"] == "runs/model_ner/dist/ner_tiny_recipe-0.1.0-py3-none-any.whl" and wheel.is_file()
     metrics = json.loads((tmp_path / "runs" / "model_ner" / "dev_metrics.json").read_text())

@@ -148,3 +148,20 @@ def machine_paths(value: Any, where: str = "") -> Iterator[Tuple[str, str]]:
             yield from machine_paths(item, f"{where}[{number}]")
     elif isinstance(value, str) and (value.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", value)):
         yield where, value
+
+
+CHECKPOINT_PATTERNS = ("model_state_e*.th", "training_state_e*.th")
+"""AllenNLP's per-epoch checkpoints in a serialization folder (for `--recover`); `best.th` and the archive hold the
+trained model."""
+
+
+def drop_checkpoints(serialization_dir: str) -> int:
+    """Removes a finished training's per-epoch checkpoints (`CHECKPOINT_PATTERNS`); returns the bytes freed."""
+    import glob
+
+    freed = 0
+    for pattern in CHECKPOINT_PATTERNS:
+        for path in glob.glob(os.path.join(glob.escape(str(serialization_dir)), pattern)):
+            freed += os.path.getsize(path)
+            os.remove(path)
+    return freed
