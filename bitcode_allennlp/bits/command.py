@@ -35,6 +35,7 @@ from bitcode_allennlp.bits.precision import format_precision
 from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
 from bitcode_allennlp.bits.table import prediction_tables
+from bitcode_allennlp.common.counts import counted
 from bitcode_allennlp.common.code_format import int_to_hex
 from bitcode_allennlp.host import options
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs, model_archive, write_text
@@ -154,7 +155,8 @@ def index_from_args(args: argparse.Namespace) -> HammingIndex:
                                  **_index_params(args))
         except (ValueError, ImportError) as error:
             raise ConfigurationError(str(error)) from None
-    print(f"{args.out}: {len(index):,} words of {len(index.sentences):,} sentences, K = {index.num_bits}, "
+    print(f"{args.out}: {counted(len(index), 'word')} of {counted(len(index.sentences), 'sentence')}, "
+          f"K = {index.num_bits}, "
           f"label views: {', '.join(index.labels) or 'none'}; {_describe(index)}; "
           f"{index_size_bytes(args.out):,} bytes on disk")
     return index
@@ -434,9 +436,9 @@ def explore_from_args(args: argparse.Namespace) -> Dict[str, Any]:
     with guarded_outputs([(args.out, "--out", "the explorer's folder")], inputs, folder=True, members=EXPLORER_FILES):
         meta = build_explorer(args.codes_file, args.out, archive=args.archive, max_sentences=args.max_sentences,
                               index_dir=args.index)
-    page = Path(args.out).resolve() / "index.html"
-    print(f"the explorer of {args.codes_file} ({meta['sentences']:,} sentences, {meta['words']:,} words, K = "
-          f"{meta['num_bits']}): {args.out}/; open {page.as_uri()} in a browser" +
+    page = Path(args.out) / "index.html"
+    print(f"the explorer of {args.codes_file} ({counted(meta['sentences'], 'sentence')}, "
+          f"{counted(meta['words'], 'word')}, K = {meta['num_bits']}): {args.out}/; open {page} in a browser" +
           ("" if args.serve else ", or add --archive model.tar.gz --serve to type sentences into it"))
     if args.serve:
         import errno

@@ -41,6 +41,7 @@ import numpy as np
 
 from bitcode_allennlp.bits.corpus import PREFIX_ORDER, CodesCorpus, LabelColumn, OUTSIDE
 from bitcode_allennlp.bits.explain import WIDTH, bit_meanings, bit_ranking, format_explanation
+from bitcode_allennlp.common.counts import counted
 from bitcode_allennlp.common.code_format import unpack_bits
 
 
@@ -276,7 +277,8 @@ def format_statistics(stats: Dict[str, Any], view: Optional[str] = None,
 def _summary_section(stats: Dict[str, Any]) -> str:
     bits, correlation, num_bits = stats["bits"], stats["correlation"], stats["num_bits"]
     lines = [
-        f"{stats['corpus']}: {stats['words']:,} words in {stats['sentences']:,} sentences, K = {num_bits} bits",
+        f"{stats['corpus']}: {counted(stats['words'], 'word')} in {counted(stats['sentences'], 'sentence')}, "
+        f"K = {num_bits} bits",
         "",
         "| distinct codes | distinct / words | H(code) | mean bit entropy | mean bit balance | mean abs corr "
         "| max abs corr |",

@@ -86,7 +86,9 @@ def test_the_command_is_light_without_serve_and_checks_its_arguments(tmp_path):
     assert is_light(["bits", "explore", "c.jsonl", "--out", "x"])
     assert not is_light(["bits", "explore", "c.jsonl", "--out", "x", "--archive", "m.tar.gz", "--serve"])
     result = run_cli(["bits", "explore", CODES / "ner.dev.jsonl", "--out", tmp_path / "x"])
-    assert "open file://" in result.stdout and (tmp_path / "x" / "data" / "meta.js").is_file()
+    assert f"open {tmp_path / 'x' / 'index.html'} in a browser" in result.stdout  # the path as given
+    assert "(2 sentences" in result.stdout or " sentences, " in result.stdout
+    assert (tmp_path / "x" / "data" / "meta.js").is_file()
     import subprocess
     import sys
 

@@ -381,7 +381,7 @@ def test_a_sentence_of_20000_words_renders_in_bounded_time_and_keeps_its_words(b
     assert len(browser.find_elements("css selector", ".sentence[data-sid='1'] .tok")) == 2
 
     eb.go(browser, "#corpus?word=w15000", timeout=20)  # a hit deep in the sentence is laid out, with its neighbours
-    assert "1 words in 1 sentences match" in view_text(browser)
+    assert "1 word in 1 sentence match" in view_text(browser)
     hits = browser.find_elements("css selector", f"{box} .tok.hit")
     assert [h.get_attribute("data-word") for h in hits] == ["w15000"]
     shown = [int(t.get_attribute("data-pos")) for t in browser.find_elements("css selector", f"{box} .tok")]

@@ -65,6 +65,7 @@ function el(tag, attrs, ...children) {
   return node;
 }
 const fmt = (n) => Number(n).toLocaleString("en-US");
+const counted = (n, noun) => fmt(n) + " " + (n === 1 ? noun : noun + "s");  // "1 word", "2 words"
 const pct = (x) => (100 * x).toFixed(0) + "%";
 
 function popcount(x) {
@@ -299,7 +300,7 @@ async function corpusView(q) {
       marks.get(sid).add(i - e.starts[sid]);
     }
     ids = Array.from(marks.keys());
-    out.push(el("p", { class: "note", id: "matches" }, fmt(matches) + " words in " + fmt(ids.length) + " sentences match"));
+    out.push(el("p", { class: "note", id: "matches" }, counted(matches, "word") + " in " + counted(ids.length, "sentence") + " match"));
   }
   const pages = Math.max(1, Math.ceil(ids.length / PAGE));
   const shown = ids.slice((page - 1) * PAGE, page * PAGE);
