@@ -473,8 +473,13 @@ def model_card(spec: PackageSpec, config: Dict[str, Any], labels: Optional[List[
     lines += [f"| training data licence | {markdown_text(spec.data_licence)} |",
               f"| made with | bitcode_allennlp {VERSION}, {time.strftime('%Y-%m-%d')} |", "", "## Dev scores", ""]
     scores = dev_scores(spec.archive) if scores is None else scores
-    lines += (["| metric | value |", "|---|---:|"] +
-              [f"| {markdown_text(k)} | {v:.4f} |" for k, v in sorted(scores.items())]
+    dev = os.path.basename(str(config.get("validation_data_path", ""))) or "its dev data"
+    task = {k: v for k, v in scores.items() if not k.startswith("code_") and k != "loss"}
+    rows = [f"| {markdown_text(k)} | {100 * v:.2f} |" for k, v in sorted(task.items())]
+    rest = [f"| {markdown_text(k)} | {v:.4f} |" for k, v in sorted(scores.items()) if k not in task]
+    lines += ([f"Measured by `allennlp train` on `{markdown_text(dev)}`, at the epoch it kept (the best on dev): the "
+               "task in %, then what the codes look like there (docs/configs.md, 'What training reports').", "",
+               "| task | % |", "|---|---:|", *rows, "", "| codes, loss | value |", "|---|---:|", *rest]
               if scores else ["Not recorded (no `metrics.json` beside the archive)."])
     lines += ["", "## Training", "", f"    {spec.training_command}" if spec.training_command else
               "Command not recorded (`--training-command`).",

@@ -47,7 +47,9 @@ def test_the_wheel_holds_the_archive_its_card_and_an_entry_point(ner_hash_archiv
     metrics = json.loads((Path(ner_hash_archive).parent / "metrics.json").read_text())
     assert card.startswith("# ner_tiny 1.2\n\nA tiny NER model") and card in metadata
     assert "| training data licence | CC BY 4.0 (test) |" in card and "    make it" in card
-    assert f"| f1-measure-overall | {metrics['best_validation_f1-measure-overall']:.4f} |" in card
+    assert f"| f1-measure-overall | {100 * metrics['best_validation_f1-measure-overall']:.2f} |" in card
+    assert "Measured by `allennlp train` on `development`, at the epoch it kept" in card
+    assert f"| code\\_bit\\_balance | {metrics['best_validation_code_bit_balance']:.4f} |" in card
     assert "| bits per word (K) | 24 |" in card and "`U-PER`" in card and "tiny-bert" in card
     namespace = {"__file__": "/somewhere/ner_tiny/__init__.py"}
     exec(files["ner_tiny/__init__.py"].decode(), namespace)
