@@ -12,6 +12,7 @@ random order of the entries tied at the k-th distance (entries closer than that 
 shared by the tied entries in proportion), which does not depend on the corpus order (exact index types only).
 Queries with the same code have the same neighbours, so each distinct query code is searched once.
 """
+import textwrap
 from typing import Any, Dict, Iterable, List, Tuple
 
 import numpy as np
@@ -109,6 +110,25 @@ def view_precision(neighbours: np.ndarray, inverse: np.ndarray, k: int, queries:
             "macro_chance": float(np.mean([database_share[j] if j >= 0 else 0.0 for j in to_database.tolist()]))}
 
 
+MEANING = textwrap.fill(
+    "precision@k: of each query word's k nearest database words (Hamming distance, ties as stated), the % with the "
+    "query's label, averaged over query words; chance: the same for k database words drawn at random (each label's "
+    "share of the database); macro: averaged within each query label, then over labels (rare labels count as much "
+    "as frequent ones). Above chance: the codes put words of one label near each other.", 118)
+
+
+def takeaway(result: Dict[str, Any]) -> str:
+    """One line: the view whose precision is furthest above chance, in points and as a ratio."""
+    gains = {view: value - result["chance"][view] for view, value in result["precision"].items()}
+    if not gains:
+        return "takeaway: no label view to score."
+    view = max(gains, key=lambda name: (gains[name], name))
+    macro = result["macro"][view] - result["macro_chance"][view]
+    return (f"takeaway: {view} is {100 * gains[view]:+.2f} points from chance ({100 * macro:+.2f} macro); "
+            + ("the neighbours share labels more than random words do." if gains[view] > 0 else
+               "the nearest codes do not share labels more than random words do."))
+
+
 def format_precision(result: Dict[str, Any], per_label: bool = False) -> str:
     """precision@k as a markdown table (one row per label view); with `per_label` a table per view of each query
     label's precision (most frequent label first)."""
@@ -120,6 +140,7 @@ def format_precision(result: Dict[str, Any], per_label: bool = False) -> str:
     for view, value in result["precision"].items():
         lines.append(f"| {view} | {100 * value:.2f} | {100 * result['chance'][view]:.2f} | "
                      f"{100 * result['macro'][view]:.2f} | {100 * result['macro_chance'][view]:.2f} |")
+    lines += ["", MEANING, takeaway(result)]
     if per_label:
         for view, labels in result["per_label"].items():
             lines += ["", f"| {view} | query words | precision@k |", "|---|---:|---:|"]

@@ -167,5 +167,12 @@ def test_precision_of_codes_that_determine_the_label(ner_codes):
     index = HammingIndex.from_file(str(ner_codes))
     result = precision_at_k(index, read_codes_corpus(str(ner_codes)), k=1, views=["type"])
     assert result["precision"] == {"type": 1.0}  # the nearest word has the same code, and the code fixes the type
+    from bitcode_allennlp.bits.precision import format_precision
+
+    text = format_precision({**result, "k": 1, "ties": "index", "queries": 1, "distinct_query_codes": 1,
+                             "query_corpus": "q", "database": 1, "database_corpus": "d"})
+    gain = 100 * (1.0 - result["chance"]["type"])
+    assert f"takeaway: type is {gain:+.2f} points from chance" in text and "share labels more than random" in text
+    assert "chance: the same for k database words drawn at random" in text
     with pytest.raises(ValueError, match="label view 'nope'"):
         precision_at_k(index, read_codes_corpus(str(ner_codes)), views=["nope"])
