@@ -8,7 +8,7 @@ them; the patch names are ``quiet_cli``, ``light_bits``, ``verbose_flag``, ``qui
 Quiet, the command's default:
 
 * stdout holds the results: `allennlp predict` prints one JSON line per prediction, `allennlp evaluate` the final
-  metrics as JSON, `allennlp train` (whose logs go to stdout, as in AllenNLP) the epoch lines and the final metrics
+  metrics as JSON, `allennlp train` (whose logs go to stdout, as in AllenNLP) one line per epoch and the final metrics
   (`KEEP_INFO`, `KEEP_INFO_TRAINING`), `allennlp bits` its tables and hits;
 * stderr holds progress bars, WARNING and ERROR log lines, and user errors (one line each, see `report_user_error`);
 * INFO log lines are not printed, except the few in `KEEP_INFO`; `allennlp train` still writes all of them to
@@ -53,11 +53,8 @@ NOISE_WARNINGS = (
 
 KEEP_INFO = {
     # logger -> the INFO records still printed when quiet: a set of message templates or function names; None: all
-    "allennlp.training.gradient_descent_trainer": {"Epoch %d/%d", "Epoch duration: %s",
-                                                   "Estimated training time remaining: %s",
-                                                   "Ran out of patience. Stopping training."},
-    "allennlp.training.callbacks.console_logger": {"on_epoch"},  # the Training | Validation metrics table
-    "bitcode_allennlp.training.callbacks": None,  # model size at the start, words/s per epoch
+    "allennlp.training.gradient_descent_trainer": {"Epoch %d/%d", "Ran out of patience. Stopping training."},
+    "bitcode_allennlp.training.callbacks": None,  # model size at the start, one line per epoch (`epoch_line`)
     "bitcode_allennlp.code_stage.hash_corpus": None,  # what `allennlp hash-corpus` wrote (and resumed)
 }
 

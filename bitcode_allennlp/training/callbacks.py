@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Optional
 from allennlp.nn.util import get_text_field_mask
 from allennlp.training.callbacks.callback import TrainerCallback
 
+from bitcode_allennlp.common.progress import duration
+
 logger = logging.getLogger(__name__)
 
 
@@ -135,12 +137,44 @@ class ThroughputCallback(TrainerCallback):
 
     def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary: bool = True, **kwargs) -> None:
         if is_primary:
-            totals = self.totals()
-            logger.info("Training throughput so far: %s words in %.1f s (%.1f words/s)", f"{self.words:,}",
-                        totals["training_seconds"], totals["training_words_per_second"])
+            logger.info("%s", epoch_line(trainer, metrics, epoch, self.totals()))
         self._last = time.perf_counter()
 
     def on_end(self, trainer, metrics: Optional[Dict[str, Any]] = None, epoch: Optional[int] = None,
                is_primary: bool = True, **kwargs) -> None:
         if metrics is not None:
             metrics.update(self.totals())
+
+
+def epoch_line(trainer, metrics: Dict[str, Any], epoch: int, totals: Dict[str, Any]) -> str:
+    """One line for a finished epoch, what the quiet `allennlp train` prints: the epoch, the training loss, the
+    tracked dev metric first then the other task metrics (the codes' `code_*` metrics stay in `out.log`'s table and in
+    `metrics_epoch_N.json`), the training words/s, the time so far and left at this pace (`training_duration`, the
+    time since this process started training)."""
+    epochs = getattr(trainer, "_num_epochs", None)
+    first = getattr(trainer, "_start_after_epochs_completed", 0) or 0  # a --recover run starts later
+    tracked = [name for _, name in getattr(getattr(trainer, "_metric_tracker", None), "tracked_metrics", [])]
+    dev = {key[len("validation_"):]: value for key, value in metrics.items()
+           if key.startswith("validation_") and isinstance(value, (int, float)) and "code_" not in key
+           and "loss" not in key}
+    order = [name for name in tracked if name in dev] + sorted(k for k in dev if k not in tracked)
+    line = [f"epoch {epoch + 1}/{epochs}" if epochs else f"epoch {epoch + 1}"]
+    if isinstance(metrics.get("training_loss"), (int, float)):
+        line.append(f"training loss {metrics['training_loss']:.3f}")
+    if order:
+        line.append("dev " + ", ".join(f"{name} {100 * dev[name]:.2f}" for name in order[:4]))
+    line.append(f"{totals['training_words_per_second']:,.0f} words/s")
+    seconds = _seconds(metrics.get("training_duration"))
+    if seconds is not None:
+        left = seconds / max(1, epoch + 1 - first) * (epochs - epoch - 1) if epochs else 0
+        line.append(f"{duration(seconds)} so far" + (f", about {duration(left)} left" if left else ""))
+    return " · ".join(line)
+
+
+def _seconds(duration: Any) -> Optional[float]:
+    """AllenNLP's `training_duration` ("H:MM:SS.ffffff", a `timedelta` as text) in seconds, or None."""
+    try:
+        hours, minutes, seconds = str(duration).split(":")
+        return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    except ValueError:
+        return None
