@@ -81,6 +81,8 @@ def archive_config(archive: Path) -> Dict[str, Any]:
 DEADLINE_STATUS = 75
 """Exit status of a command stopped by `--deadline` (EX_TEMPFAIL: run it again to go on)."""
 DEADLINE_GRACE_S = 300.0
+TICK_S = 10.0 if sys.stdout.isatty() else 60.0
+"""While a step runs: seconds between its progress lines (on a terminal; 60 in a log file)."""
 """How long a step stopped at the deadline may take to save its state before it is killed."""
 
 
@@ -265,26 +267,42 @@ class Experiment:
                 process = subprocess.Popen([sys.executable, "-m", "allennlp", *map(str, args)], env=env,
                                            cwd=resources.checkout(), stdout=log, stderr=subprocess.STDOUT,
                                            preexec_fn=default_sigint)
-                returncode = self.wait(process, step)
+                returncode = self.wait(process, step, log_path, variables.get("EPOCHS"))
         self.durations[step] = round(time.time() - start, 1)
         if returncode != 0:
             raise SystemExit(f"[{step}] failed ({returncode}); see {log_path}")
 
-    def wait(self, process: "subprocess.Popen[bytes]", step: str) -> int:
-        """The step's exit status; at the deadline, SIGINT to the step, time to save its state (else SIGKILL), and
-        `DeadlineReached`."""
-        if self.stop_at is None:
-            return process.wait()
-        try:
-            return process.wait(timeout=max(0.0, self.stop_at - time.time()))
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGINT)
+    def wait(self, process: "subprocess.Popen[bytes]", step: str, log_path: Optional[Path] = None,
+             epochs: Optional[str] = None) -> int:
+        """The step's exit status, with a progress line every `TICK_S` seconds (a training's epoch, batch and time
+        left, read from its log: `common.progress`); at the deadline, SIGINT to the step, time to save its state
+        (else SIGKILL), and `DeadlineReached`."""
+        from bitcode_allennlp.common.progress import TrainingProgress, duration
+
+        progress = TrainingProgress(int(epochs or 1)) if step.endswith("_train") else None
+        started, offset = time.time(), 0
+        while True:
+            wait = TICK_S if self.stop_at is None else max(0.0, min(TICK_S, self.stop_at - time.time()))
             try:
-                process.wait(timeout=DEADLINE_GRACE_S)
+                return process.wait(timeout=wait)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            raise DeadlineReached(step, self.out, started=True) from None
+                if self.stop_at is not None and time.time() >= self.stop_at:
+                    break
+            if progress is not None and log_path is not None:
+                with open(log_path, "rb") as log:
+                    log.seek(offset)
+                    text = log.read()
+                offset += len(text)
+                progress.read(text.decode("utf-8", "replace"))
+            said = progress.line() if progress is not None else f"running, {duration(time.time() - started)} so far"
+            print(f"  [{step}] {said}", flush=True)
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=DEADLINE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise DeadlineReached(step, self.out, started=True)
 
     @staticmethod
     def trained(run_dir: Path) -> Tuple[Path, Path]:

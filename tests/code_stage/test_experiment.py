@@ -160,8 +160,10 @@ def fake_python(tmp_path, monkeypatch):
 def test_the_deadline_stops_the_running_step_with_ctrl_c_and_exits_75(tmp_path, monkeypatch, capsys):
     import time
 
+    from bitcode_allennlp.code_stage import experiment
     from bitcode_allennlp.code_stage.experiment import DEADLINE_STATUS
 
+    monkeypatch.setattr(experiment, "TICK_S", 0.5)  # a progress line every 0.5 s while the step runs
     record = fake_python(tmp_path, monkeypatch)
     out = tmp_path / "exp"
     start = time.time()
@@ -171,7 +173,9 @@ def test_the_deadline_stops_the_running_step_with_ctrl_c_and_exits_75(tmp_path, 
     assert time.time() - start < 60  # not the step's 120 s: stopped at the deadline
     arguments, signal_line = record.read_text().splitlines()
     assert arguments.startswith("-m allennlp train ") and signal_line == "SIGINT"
-    assert capsys.readouterr().err.strip() == (f"[hashing_train] stopped at the deadline (--deadline): {out} keeps the "
+    printed = capsys.readouterr()
+    assert "  [hashing_train] epoch 1/27: starting (" in printed.out  # the step's log has no epoch line yet
+    assert printed.err.strip() == (f"[hashing_train] stopped at the deadline (--deadline): {out} keeps the "
                                                "finished steps and what the stopped step saved (a training's "
                                                "checkpoints); run the same command again to go on")
 
