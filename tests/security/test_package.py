@@ -343,7 +343,7 @@ def test_a_good_package_builds_with_the_metadata_pip_reads(archive, tmp_path):
             assert len(re.findall(r"(?<!\\)\|", line)) == 3, line
     assert "| training data licence | CC \\| BY \\<4.0\\> |" in card
     assert "NER \\| \\[link\\](http://x) \\<script\\>alert(1)\\</script\\>" in card and "<script>" not in card
-    assert "| f1\\|x | 0.7500 |" in card and "flag" not in card  # a boolean is no score
+    assert "| f1\\|x | 75.00 |" in card and "flag" not in card  # a boolean is no score
     assert "\n    allennlp train x.jsonnet -s runs | tee log\n" in card  # a code block is literal
     assert "`O`, `B-PER`, `I-PER`" in card
 
