@@ -433,3 +433,64 @@ def load(path_or_name: Union[str, os.PathLike], device: Union[str, int, None] = 
     located = frozen_plm_overrides(read_archive_config(archive), archive)
     loaded = load_archive(archive, cuda_device=device_number, overrides={**located, **(overrides or {})})
     return CodeModel(Predictor.from_archive(loaded), archive, loaded.config.as_dict(quiet=True), batch_size)
+
+
+# ------------------------------------------------------------------------------------------------ training, packaging
+
+
+def train(config: Union[str, os.PathLike], serialization_dir: Union[str, os.PathLike],
+          variables: Optional[Dict[str, Any]] = None, plm: Optional[str] = None, force: bool = False) -> str:
+    """
+    Trains a model as `allennlp train CONFIG -s SERIALIZATION_DIR` does, with `variables` as its config variables
+    (docs/configs.md: `{"EPOCHS": 3, "TRAIN_DATA": "...", "CODE_HEAD": 2}`), and returns its `model.tar.gz`. Config
+    variables of this process's environment are not read (only `variables`), and the environment is as before
+    afterwards. A value out of its declared range raises `ConfigurationError` before anything is written.
+
+    # Parameters
+
+    config : `str`
+        A shipped config by name (`"ner_hash"`, `"pos_code"`: `training_configs/`) or a config file.
+    serialization_dir : `str`
+        The run's folder (AllenNLP's `-s`).
+    variables : `Dict[str, Any]`, optional
+        Config variables (values as text or numbers).
+    plm : `str`, optional
+        `"minilm"`, a tiny fixture (`"tiny-bert"`; `bitcode_allennlp.plm.PATHS`) or a PLM folder: the `PLM` variable.
+    force : `bool`, optional (default = `False`)
+        Replace an existing serialization folder (AllenNLP's `-f`).
+    """
+    import logging
+
+    from bitcode_allennlp import resources
+    from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
+    from bitcode_allennlp.plm import PATHS
+
+    name = os.fspath(config)
+    path = name if os.path.exists(name) else str(resources.path(
+        "training_configs", name if name.endswith(".jsonnet") else f"{name}.jsonnet"))
+    settings = {str(key): str(value) for key, value in (variables or {}).items()}
+    if plm is not None:
+        settings["PLM"] = PATHS[plm]() if plm in PATHS else os.fspath(plm)
+    register_components()
+    from allennlp.commands.train import train_model_from_file
+    from allennlp.common.util import import_module_and_submodules
+
+    import_module_and_submodules("bitcode_allennlp.training")  # the trainer's callbacks and scheduler too
+
+    saved, root = dict(os.environ), logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    os.environ.clear()
+    os.environ.update({k: v for k, v in saved.items() if k not in CONFIG_VARIABLES})
+    os.environ.update({"BITCODE_VERBOSE": saved.get("BITCODE_VERBOSE", "0"), **settings})
+    try:
+        train_model_from_file(path, os.fspath(serialization_dir), force=force)
+    finally:
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        os.environ.clear()
+        os.environ.update(saved)
+    return os.path.join(os.fspath(serialization_dir), "model.tar.gz")
+

@@ -177,3 +177,26 @@ def test_the_package_level_load_shows_the_same_options_as_api_load():
     assert [(p.name, p.default) for p in lazy.parameters.values()] == \
         [(p.name, p.default) for p in real.parameters.values()]
     assert all(f"{name} :" in bitcode_allennlp.load.__doc__ for name in real.parameters)
+
+
+def test_train_and_package_from_python(tmp_path, monkeypatch):
+    """`bitcode_allennlp.train` and `package`: a model trained, loaded and packaged without the command line; the
+    environment's config variables are not read and the environment is as before afterwards."""
+    import json
+
+    import bitcode_allennlp
+    from bitcode_allennlp.host.names import ConfigurationError
+
+    monkeypatch.setenv("EPOCHS", "50")  # not read: only the variables given
+    before = dict(os.environ)
+    archive = bitcode_allennlp.train("ner_hash", tmp_path / "run", {"EPOCHS": 1, "MAX_INSTANCES": 8}, plm="tiny-bert")
+    unchanged = lambda: all(os.environ.get(k) == v for k, v in before.items()) and not {  # noqa: E731
+        "PLM", "MAX_INSTANCES"} & set(os.environ)  # (imports may add their own variables, e.g. torch's)
+    assert unchanged() and archive == str(tmp_path / "run" / "model.tar.gz")
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["epoch"] == 0  # one epoch, not 50
+    assert len(bitcode_allennlp.load(archive, threads=1).encode("Obama visits Berlin").codes) == 3
+    wheel = bitcode_allennlp.package(archive, "ner_python_tiny", "0.1", "fixture data", tmp_path / "dist")
+    assert wheel == str(tmp_path / "dist" / "ner_python_tiny-0.1-py3-none-any.whl") and os.path.isfile(wheel)
+    with pytest.raises(ConfigurationError, match=r'EPOCHS="0" must be an integer >= 1'):
+        bitcode_allennlp.train("ner_hash", tmp_path / "bad", {"EPOCHS": 0})
+    assert not (tmp_path / "bad").exists() and unchanged()
