@@ -300,8 +300,13 @@ def done_line(run: Run) -> str:
     return next(line for line in run.log if line.startswith("done in"))
 
 
+def epoch_lines(run: Run) -> List[str]:
+    """The demo's line per finished epoch (`  epoch  3/10  dev span F1 ...`), not its progress lines in between."""
+    return [line for line in run.log if line.startswith("  epoch ") and "dev span F1" in line]
+
+
 def readme_excerpt(run: Run) -> str:
-    epochs = [line for line in run.log if line.startswith("  epoch ")]
+    epochs = epoch_lines(run)
     search = between(run.log, "$ allennlp bits search", "done in")
     lines = [epochs[-1], "  ...", next(line for line in run.log if line.startswith("$ allennlp predict")),
              *sentence_blocks(run.log)[1][:4], search[0],
@@ -319,7 +324,7 @@ def readme_summary(run: Run) -> str:
 
 
 def results_log(run: Run) -> str:
-    epochs = [line for line in run.log if line.startswith("  epoch ")]
+    epochs = epoch_lines(run)
     train = between(run.log, "[1/4]", "  epoch ")
     best = next(line for line in run.log if line.startswith("  best dev"))
     predict = between(run.log, "[2/4]", "  ")
