@@ -44,7 +44,8 @@ from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from bitcode_allennlp.host.archive_files import (CONFIG_NAME, SOURCES_NAME, TRANSFORMERS_DIR, drop_local_source,
-                                                  frozen_names, portable_key, read_sources, write_archive)
+                                                  frozen_names, model_name_params, portable_key, read_sources,
+                                                  write_archive)
 from bitcode_allennlp.host.patching import patch
 
 logger = logging.getLogger(__name__)
@@ -63,14 +64,7 @@ REQUIRED_SECTIONS = ("model", "dataset_reader")
 
 def transformer_params(config: Any) -> Iterator[Dict[str, Any]]:
     """Every dict in a (JSON) config that builds a pretrained transformer or its tokenizer from `model_name`."""
-    if isinstance(config, dict):
-        if config.get("type") in TRANSFORMER_TYPES and isinstance(config.get("model_name"), str):
-            yield config
-        for value in config.values():
-            yield from transformer_params(value)
-    elif isinstance(config, list):
-        for value in config:
-            yield from transformer_params(value)
+    return (params for params in model_name_params(config) if params.get("type") in TRANSFORMER_TYPES)
 
 
 def read_index(serialization_dir: Union[str, os.PathLike]) -> Dict[str, str]:

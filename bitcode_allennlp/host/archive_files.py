@@ -56,7 +56,7 @@ def portable_config(config: Dict[str, Any], sources: Dict[str, str]) -> Dict[str
     absolute data paths as their file names, so that it holds no path of the trainer's machine. The serialization
     folder's `config.json` keeps the originals (`--recover` compares them)."""
     config = json.loads(json.dumps(config))
-    for params in _model_name_params(config):
+    for params in model_name_params(config):
         params["model_name"] = sources.get(params["model_name"], params["model_name"])
     for key in DATA_PATH_KEYS:
         if isinstance(config.get(key), str) and os.path.isabs(config[key]):
@@ -64,16 +64,17 @@ def portable_config(config: Dict[str, Any], sources: Dict[str, str]) -> Dict[str
     return config
 
 
-def _model_name_params(config: Any) -> Iterator[Dict[str, Any]]:
+def model_name_params(config: Any) -> Iterator[Dict[str, Any]]:
     """Every dict in a (JSON) config with a string `model_name` (transformers, tokenizers, frozen embedders)."""
     if isinstance(config, dict):
         if isinstance(config.get("model_name"), str):
             yield config
         for value in config.values():
-            yield from _model_name_params(value)
+            yield from model_name_params(value)
     elif isinstance(config, list):
         for value in config:
-            yield from _model_name_params(value)
+            yield from model_name_params(value)
+
 
 def drop_local_source(path: str) -> None:
     """`save_pretrained` records where a model was read from (`_name_or_path`, `name_or_path`): an absolute path of
