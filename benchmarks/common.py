@@ -45,6 +45,16 @@ def train_fixture_archive(directory: str) -> str:
     return os.path.join(directory, "run", "model.tar.gz")
 
 
+def harness(name: str) -> Any:
+    """`tests.harness.NAME` (`browser`: headless Chromium on the explorer; `evalb_program`: the real EVALB), the test
+    harness the benchmarks share with the tests: outside the package, so the repository root goes on `sys.path`."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module(f"tests.harness.{name}")
+
+
 # ---------------------------------------------------------------------------------------------- memory
 def proc_status_mb(field: str) -> Optional[float]:
     """A `/proc/self/status` field given in kB (`VmRSS`, `VmHWM`), in MB (2^20 bytes); None where there is no /proc."""

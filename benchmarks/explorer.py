@@ -7,7 +7,7 @@ the codes of the entire EWT train file (204,577 words), against a 1% slice of th
 The codes (unless `--codes`): `training_configs/pos_hash.jsonnet` trained one epoch on the fixtures' EWT sample
 (`READER=conllu_pos`, the tiny random BERT of the fixtures: the volume of data is what counts here, not the codes'
 quality), then `allennlp hash-corpus` of `../shared/data/pos/ud_english_ewt/en_ewt-ud-train.conllu`. Both explorers
-are written by `allennlp bits explore` and opened from `file://` in headless Chromium (`bits/explore_browser.py`);
+are written by `allennlp bits explore` and opened from `file://` in headless Chromium (`tests/harness/browser.py`);
 each action is timed from the navigation or click to the end of the page's render (its `data-ready` stamp), in
 rounds that alternate the two corpora; medians. The actions:
 
@@ -77,7 +77,7 @@ def explorer(codes: Path, out: Path, max_sentences: int = 0) -> Dict[str, Any]:
 
 def actions(driver: Any, url: str) -> Dict[str, Callable[[], float]]:
     """Each action: seconds from navigation or click to the rendered view."""
-    from bitcode_allennlp.bits import explore_browser as eb
+    eb = common.harness("browser")
 
     def first_render() -> float:
         return eb.open_page(driver, url + "#corpus")
@@ -116,7 +116,7 @@ def actions(driver: Any, url: str) -> Dict[str, Callable[[], float]]:
 
 def main() -> None:
     args = parse_args()
-    from bitcode_allennlp.bits import explore_browser as eb
+    eb = common.harness("browser")
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,8 @@ def main() -> None:
     from allennlp.models.archival import load_archive
 
     from bitcode_allennlp.parsing.metrics.evalb import evalb_score
-    from bitcode_allennlp.parsing.metrics.evalb_program import compile_evalb, run_evalb, within_evalb_limits
+
+    evalb_program = common.harness("evalb_program")  # the real EVALB (tests/harness/evalb_program.py)
 
     archive = load_archive(args.archive)
     model, reader = archive.model.eval(), archive.dataset_reader
@@ -40,17 +41,17 @@ def main() -> None:
         for instance, output in zip(batch, model.forward_on_instances(batch)):
             gold.append(instance["metadata"]["gold_tree"])
             predicted.append(output["trees"])
-    kept = [(g, p) for g, p in zip(gold, predicted) if within_evalb_limits(g, p)]
+    kept = [(g, p) for g, p in zip(gold, predicted) if evalb_program.within_evalb_limits(g, p)]
     gold_kept, predicted_kept = [g for g, _ in kept], [p for _, p in kept]
     ours = evalb_score(gold_kept, predicted_kept)
     result = {"archive": args.archive, "data": args.data, "sentences": len(gold), "scored": len(kept),
               "ours": {k: ours[k] for k in ("recall", "precision", "f1", "exact", "valid_sentences")}}
     with tempfile.TemporaryDirectory() as tmp:
-        binary, reason = compile_evalb(Path(tmp))
+        binary, reason = evalb_program.compile_evalb(Path(tmp))
         if binary is None:
             result["evalb_program"] = f"not run: {reason}"
         else:
-            summary = run_evalb(binary, gold_kept, predicted_kept, Path(tmp)).summaries["All"]
+            summary = evalb_program.run_evalb(binary, gold_kept, predicted_kept, Path(tmp)).summaries["All"]
             result["evalb_program"] = {k: summary[name] for k, name in (
                 ("recall", "Bracketing Recall"), ("precision", "Bracketing Precision"),
                 ("f1", "Bracketing FMeasure"), ("exact", "Complete match"),

@@ -1,5 +1,5 @@
-"""`make demo`: a real NER hashing model in about 3 minutes on 2 CPU cores, then its entities, codes and a Hamming
-search, each step the `allennlp` command a user would type (printed as it runs).
+"""`make demo`: a real NER hashing model trained on CPU (its time: README.md), then its entities, codes and a
+Hamming search, each step the `allennlp` command a user would type (printed as it runs).
 
     python -m bitcode_allennlp.demo                 # = make demo: MiniLM, writes runs/demo/
     python -m bitcode_allennlp.demo --threads 1     # one torch thread

@@ -105,8 +105,10 @@ def run_example(page: str, before: str, output: Path) -> float:
 
 
 def screenshots() -> None:
-    """`SCREENSHOTS` of the demo's explorer, taken as the browser tests drive it (`bits/explore_browser.py`)."""
-    from bitcode_allennlp.bits import explore_browser
+    """`SCREENSHOTS` of the demo's explorer, taken as the browser tests drive it (`tests/harness/browser.py`)."""
+    if str(ROOT) not in sys.path:  # the test harness is outside the package, under the repository root
+        sys.path.insert(0, str(ROOT))
+    from tests.harness import browser as explore_browser
 
     driver = explore_browser.start_browser(1280, 800)
     try:

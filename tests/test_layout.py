@@ -1,6 +1,7 @@
 """The package's layers (docs/method.md, "Repository layout"): a module imports only from its own layer or the
 layers below, and no module imports itself back through others (no import cycle). Read from the source: every
-`import`, also inside functions. No exceptions.
+`import`, also inside functions. No exceptions. Nothing in the package imports `tests` (the harness the tests and
+benchmarks share, `tests/harness/`, stays out of the runtime package).
 
   0 `host/`, and the root's `version`, `resources`, `plm`, `plugin`: the AllenNLP host layer (`plugin`, the name
     AllenNLP imports, loads every module at run time: no import statement) and where files are
@@ -115,6 +116,13 @@ def test_imports_go_down_the_layers():
 
 def test_no_import_cycle():
     assert cycles(package_graph()) == []
+
+
+def test_the_package_imports_nothing_from_the_tests():
+    """The harness (`tests/harness/`: browser driver, real EVALB) and the tests stay outside the runtime package."""
+    wrong = [f"{module_name(path)} imports {module}" for path in sorted(PACKAGE.rglob("*.py"))
+             for module in imported_modules(path) if module == "tests" or module.startswith("tests.")]
+    assert not wrong, wrong
 
 
 def test_the_cycle_check_finds_a_cycle_and_imports_inside_functions(tmp_path):

@@ -18,7 +18,7 @@ the network for a hub name. Two steps repair that:
 `install_self_contained_archives` (an extension, patch ``self_contained_archives``, installed when
 `allennlp.models.archival` is imported; `bitcode_allennlp.host.extensions`) calls both around AllenNLP's `archive_model`
 and `load_archive`, so `allennlp train`, `predict`, `evaluate` and `load_archive` need no option. Archives without a
-PLM, and archives made before this existed (no `transformers/index.json`), are made and loaded as before.
+PLM, and archives without `transformers/index.json`, are made and loaded as AllenNLP makes and loads them.
 The serialization folder's `config.json` keeps the original `model_name` (`transformers/sources.json` maps it to
 its key), so `allennlp train --recover` and the record of what was trained are unchanged.
 

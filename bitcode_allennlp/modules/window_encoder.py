@@ -1,7 +1,7 @@
 """`window_feedforward` Seq2SeqEncoder: each word's output reads the word and `window` words on each side, through
 one convolution (kernel 2·window + 1) and an activation. Beyond the paper: a cheaper encoder than its one-layer
 transformer for the validation stage (config `CODE_ENCODER=window`, `code_model.libsonnet`), for reading codes at
-corpus scale (issue 17). Pure torch; used only by validation-stage configs.
+corpus scale. Pure torch; used only by validation-stage configs.
 """
 from typing import Optional
 

@@ -3,7 +3,7 @@
 Where this sits: the CRF tagger of both stages (`tagging/models/hash_crf_tagger.py`) keeps AllenNLP's
 ``ConditionalRandomField`` for its parameters and its loss, and decodes with ``viterbi_decode`` instead of
 ``ConditionalRandomField.viterbi_tags``, which runs ``allennlp.nn.util.viterbi_decode`` sentence by sentence in
-Python (and dominated the lightweight model's inference time). Pure torch, no AllenNLP.
+Python. Pure torch, no AllenNLP.
 
 Semantics are exactly those of ``viterbi_tags(logits, mask)`` with ``top_k=None``:
 
@@ -32,14 +32,14 @@ Backends (``backend=``, or the environment variable ``BITCODE_VITERBI``; default
   time, only over its unmasked positions. The max over previous states runs as an element-wise running maximum
   over the next state (vectorized by the compiler, no reduction to reorder), then the emission is added: the same
   float additions as the torch backend, and a max is exact whatever the order, so the same scores and, with the
-  argmax taken as the first maximum (as ``torch.argmax``), the same paths. About 6x faster than the torch backend
-  on a 49-tag POS CRF (``benchmarks/validation_speed.py``).
+  argmax taken as the first maximum (as ``torch.argmax``), the same paths (its speed against the torch backend:
+  docs/results.md, ``benchmarks/validation_speed.py``).
 * ``torch`` -- the batched tensor code below; used where numba is not installed or the emissions are not on the
   CPU.
 * ``auto`` -- ``numba`` for CPU tensors where numba imports, else ``torch``.
 
 Cost of the torch backend: one ``(batch, tags + 2, tags + 2)`` add-and-max per word position (a Python loop over
-positions only; values only, ``amax``, which is about 3x faster on CPU than ``max`` with indices), and a back-trace,
+positions only; values only, ``amax``, not ``max`` with indices), and a back-trace,
 also batched, that recomputes the argmax for the chosen state of each sentence only (a ``(batch, tags + 2)``
 add-and-argmax per position, over the same floats, so the same choice as back-pointers would give).
 """

@@ -31,7 +31,7 @@ VIEWS = ["#corpus", "#corpus?page=2", "#corpus?label=tag:O&prefix=5", "#bits", "
 
 @pytest.fixture(scope="module")
 def browser():
-    from bitcode_allennlp.bits import explore_browser
+    from tests.harness import browser as explore_browser
 
     try:
         driver = explore_browser.start_browser()
@@ -90,7 +90,7 @@ def view_text(browser):
 
 @pytest.mark.parametrize("task", ["ner", "pos", "parse"])
 def test_every_view_opens_without_a_console_error(browser, explorers, task):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     corpus = read_codes_corpus(str(CODES / f"{task}.train.jsonl"))
     code = format(int(corpus.codes[5]), "06x")
@@ -106,7 +106,7 @@ def test_every_view_opens_without_a_console_error(browser, explorers, task):
 
 
 def test_clicking_a_word_lists_the_neighbours_of_bits_search(browser, explorers):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     eb.open_page(browser, url(explorers, "ner"))
     tokens = browser.find_elements("css selector", ".sentence[data-sid='0'] .tok")
@@ -125,7 +125,7 @@ def test_clicking_a_word_lists_the_neighbours_of_bits_search(browser, explorers)
 
 @pytest.mark.parametrize("task, view", [("ner", "type"), ("ner", "tag"), ("pos", "tag"), ("parse", "tag")])
 def test_the_bit_view_counts_are_those_of_bits_stats(browser, explorers, task, view):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     corpus = read_codes_corpus(str(CODES / f"{task}.train.jsonl"))
     labels = code_statistics(corpus)["labels"][view]
@@ -150,7 +150,7 @@ def test_the_bit_view_counts_are_those_of_bits_stats(browser, explorers, task, v
 
 @pytest.mark.parametrize("a, b", [(3, 4), (39, 42)])
 def test_the_diff_view_pairs_only_what_aligns_and_colours_exactly_the_differing_bits(browser, explorers, a, b):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     import json
 
@@ -194,7 +194,7 @@ def test_the_diff_view_pairs_only_what_aligns_and_colours_exactly_the_differing_
 def test_the_diff_pairs_a_one_word_substitution_and_nothing_of_unrelated_sentences(browser, tmp_path):
     import json
 
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     lines = [{"words": "John saw him .".split(), "codes": ["00000a", "00000b", "00000c", "00000d"]},
              {"words": "John saw himself .".split(), "codes": ["00000a", "00000b", "10000c", "00000d"]},
@@ -224,7 +224,7 @@ def test_the_diff_pairs_a_one_word_substitution_and_nothing_of_unrelated_sentenc
 
 def test_the_page_alignment_and_nearest_words_agree_with_naive_oracles(browser, explorers):
     """`align` and `nearestWords` of explorer.js, run in the page on random inputs, against the oracles above."""
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     rng = random.Random(7)
     cases = [([rng.choice("abcd") for _ in range(rng.randint(0, 9))],
@@ -246,7 +246,7 @@ def test_the_page_alignment_and_nearest_words_agree_with_naive_oracles(browser, 
 
 
 def test_a_word_not_in_the_corpus_lists_the_corpus_words_nearest_to_its_code(browser, explorers):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     corpus = read_codes_corpus(str(CODES / "ner.train.jsonl"))
     code = 0x5A3C01
@@ -276,7 +276,7 @@ def test_a_word_not_in_the_corpus_lists_the_corpus_words_nearest_to_its_code(bro
 
 
 def test_the_trees_view_draws_the_tree_with_a_code_under_each_word(browser, explorers):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     import json
 
@@ -290,7 +290,7 @@ def test_the_trees_view_draws_the_tree_with_a_code_under_each_word(browser, expl
 
 
 def test_the_served_page_encodes_typed_sentences_as_allennlp_predict(browser, explorers, ner_hash_archive, tmp_path):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
     from bitcode_allennlp.bits.diff import diff_codes
     from bitcode_allennlp.bits.explore_server import make_server
 
@@ -338,7 +338,7 @@ def test_the_served_page_encodes_typed_sentences_as_allennlp_predict(browser, ex
 
 
 def test_a_screenshot_shows_the_page(browser, explorers, tmp_path):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     eb.open_page(browser, url(explorers, "ner", "#word/" + read_codes_corpus(str(CODES / "ner.train.jsonl")).word(0)))
     path = tmp_path / "explorer.png"
@@ -369,7 +369,7 @@ def long_explorer(tmp_path_factory):
 
 
 def test_a_sentence_of_20000_words_renders_in_bounded_time_and_keeps_its_words(browser, long_explorer):
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     browser.set_page_load_timeout(20)
     eb.open_page(browser, url(long_explorer, "long"), timeout=20)  # before the bound: the tab hung
@@ -407,7 +407,7 @@ def test_a_sentence_of_20000_words_renders_in_bounded_time_and_keeps_its_words(b
 def test_a_word_with_a_trailing_nul_is_a_word_of_its_own(browser, tmp_path):
     import json
 
-    from bitcode_allennlp.bits import explore_browser as eb
+    from tests.harness import browser as eb
 
     line = {"words": ["Paris", "Paris\x00", "Paris"], "codes": ["00000a", "00000b", "00000a"], "num_bits": 24}
     (tmp_path / "nul.jsonl").write_text(json.dumps(line) + "\n")

@@ -4,7 +4,7 @@ from typing import Dict, List, Tuple
 
 from nltk import Tree
 
-from bitcode_allennlp.parsing.metrics.evalb_program import (  # noqa: F401 (re-exported for the tests)
+from tests.harness.evalb_program import (  # noqa: F401 (re-exported for the tests)
     COLLINS_PRM,
     EVALB_SOURCE,
     MAX_BRACKETS,

@@ -19,7 +19,7 @@ from bitcode_allennlp.parsing.metrics.evalb import (
     score_sentence,
     summarize,
 )
-from bitcode_allennlp.structs.trees import build
+from bitcode_allennlp.structs.binarization import build
 from tests.data.helpers import fixture, shared
 from tests.parsing.helpers import (
     COLLINS_PRM,

@@ -14,7 +14,7 @@ from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader
 from bitcode_allennlp.structs.trees import tree_to_string
 from bitcode_allennlp.parsing.dataset_readers import PtbSpansDatasetReader, gold_chart
-from bitcode_allennlp.structs.trees import build
+from bitcode_allennlp.structs.binarization import build
 from tests.data.helpers import fixture, read, read_error, shared, write
 from tests.data.test_ptb_trees import trees
 

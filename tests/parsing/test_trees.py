@@ -12,7 +12,8 @@ from nltk import Tree
 
 from bitcode_allennlp.data.dataset_readers.ptb_trees import read_trees
 from bitcode_allennlp.structs.trees import clean_tree
-from bitcode_allennlp.structs.trees import binarize, build, check_tree, factorize
+from bitcode_allennlp.structs.binarization import binarize, build, factorize
+from bitcode_allennlp.structs.trees import check_tree
 from tests.data.helpers import fixture
 
 FIXTURE_FILES = ["ptb/craft_train.tree", "ptb/craft_dev.tree", "ptb/hand_written.mrg"]

@@ -36,12 +36,10 @@ from bitcode_allennlp.parsing.dataset_readers import PtbSpansDatasetReader
 from bitcode_allennlp.parsing.metrics.evalb import score_sentence
 from bitcode_allennlp.parsing.predictors.hash_parser import json_line
 from bitcode_allennlp.structs.trees import tree_to_json, tree_to_ptb
+from bitcode_allennlp.structs.binarization import binarize, build, factorize
 from bitcode_allennlp.structs.trees import (
     ROOT_LABEL,
-    binarize,
-    build,
     copy_tree,
-    factorize,
     subtrees,
     tree_leaves,
     tree_pos,

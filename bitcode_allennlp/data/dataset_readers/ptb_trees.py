@@ -3,7 +3,7 @@
 Where this sits: `ptb_hash` feeds the hashing-stage POS tagger with the words and preterminal tags of PTB-style
 trees (`.mrg` files, or one tree per line like CRAFT's `craft-*.tree`); the constituency-parsing reader
 `ptb_spans` subclasses it. Scanning, parsing and cleaning trees (`scan_trees`, `parse_tree`, `clean_tree`, ...)
-live in `bitcode_allennlp.structs.trees`, with every other tree function, and are re-exported here.
+live in `bitcode_allennlp.structs.trees` (binarizing: `structs.binarization`), and are re-exported here.
 """
 import os
 from typing import Iterator, Tuple, Union

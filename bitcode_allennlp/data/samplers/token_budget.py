@@ -5,9 +5,10 @@ Where this sits in the pipeline: between the dataset reader and the model, as th
 `MultiProcessDataLoader`, for both stages (hashing and validation). The paper (§4.1) batches this way
 because the contrastive hash loss is computed over the words of a batch, not its sentences: a batch of 1024
 words gives every word about the same number of negatives whatever the sentence lengths. Memory, however, follows
-the PLM's padded sub-token tensor (batch size × longest sentence in word pieces): a 4-word EWT sentence with a URL
-has 160 word pieces, and hundreds of short sentences sorted next to it by words were padded to 160 pieces each.
-`max_subtokens` bounds that tensor, and batches are then sorted by sub-tokens, so both budgets hold.
+the PLM's padded sub-token tensor (batch size × longest sentence in word pieces): a short sentence of many word
+pieces (a URL) pads every short sentence sorted next to it by words to its length (docs/results.md, "One real
+training epoch, bounded memory"). `max_subtokens` bounds that tensor, and batches are then sorted by sub-tokens,
+so both budgets hold.
 
 How AllenNLP drives a batch sampler (2.10.1, `allennlp/data/data_loaders/multiprocess_data_loader.py`),
 and what follows for this class:

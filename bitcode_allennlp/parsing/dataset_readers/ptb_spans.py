@@ -1,7 +1,8 @@
 """The `ptb_spans` reader: Penn Treebank bracketed trees as words plus the labelled spans of their binarized form.
 
-Where this sits: it feeds the CRF constituency parser of both stages. Scanning, parsing, cleaning and binarizing
-trees are `bitcode_allennlp.structs.trees` (same errors and options as `ptb_hash`); `span_fields` makes the
+Where this sits: it feeds the CRF constituency parser of both stages. Scanning, parsing and cleaning trees are
+`bitcode_allennlp.structs.trees` (same errors and options as `ptb_hash`), binarizing them
+`bitcode_allennlp.structs.binarization`; `span_fields` makes the
 `"spans"` and `"span_labels"` fields of a tree, here and in the validation stage's `binary_codes` reader. The
 parser turns a batch of them into its (n + 1) x (n + 1) target chart with `gold_chart` (`bitcode_allennlp.structs`,
 re-exported here).
@@ -20,14 +21,13 @@ from nltk import Tree
 from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.ptb_trees import PtbHashDatasetReader
 from bitcode_allennlp.data.dataset_readers.tagging_reader import apply_token_policy
+from bitcode_allennlp.structs.binarization import binarize, factorize
 from bitcode_allennlp.structs.trees import (
     MARK,
     ROOT_LABEL,
     RawTree,
-    binarize,
     check_tree,
     clean_tree,
-    factorize,
     leaf_slots,
     parse_tree,
     tree_leaves,
@@ -71,7 +71,7 @@ def span_fields(tree: Tree, text_field: TextField) -> Dict[str, Field]:
     The gold fields of a cleaned `tree` over the words of `text_field`: `"spans"`, a `ListField[SpanField]` of the
     2n - 1 spans of the binarized tree in preorder (inclusive ends: fencepost span (i, j) is `SpanField(i, j - 1)`),
     the first the whole sentence, and `"span_labels"`, their labels (`NP`, `S+VP`, `NP|<>`, see
-    `bitcode_allennlp.structs.trees`) in the `"span_labels"` namespace.
+    `bitcode_allennlp.structs.binarization`) in the `"span_labels"` namespace.
     """
     spans = factorize(binarize(tree))
     spans_field = ListField([SpanField(start, end - 1, text_field) for start, end, _ in spans])
@@ -105,8 +105,8 @@ class PtbSpansDatasetReader(PtbHashDatasetReader):
     - `"spans"`: `ListField[SpanField]`, the 2n - 1 spans of the binarized gold tree in preorder (inclusive
       ends: fencepost span (i, j) is `SpanField(i, j - 1)`), the first the whole sentence;
     - `"span_labels"`: `SequenceLabelField` over `"spans"` in the `"span_labels"` namespace, labels as in
-      `bitcode_allennlp.structs.trees` (`NP`, `S+VP`, `NP|<>`) (both from `span_fields`); `gold_chart` makes the
-      target chart of a batch;
+      `bitcode_allennlp.structs.binarization` (`NP`, `S+VP`, `NP|<>`) (both from `span_fields`); `gold_chart` makes
+      the target chart of a batch;
     - `"metadata"`: `{"words", "pos_tags", "gold_tree", "source"}`, `gold_tree` the cleaned tree under a `TOP`
       root as one-line PTB text, the form `build` returns and `evalb_f1` compares (`None` without gold).
 

@@ -5,7 +5,7 @@ scorer (span existence) + biaffine label scorer; training: tree CRF loss (`struc
 cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger
 (`HashingModel.two_view_step`; this class defines the view and the task loss), and optionally, beyond the paper, a
 code-reading head (`model/code_head.py`) trained on the gold POS tags of the preterminals;
-decoding: CKY (`structs.cky`), a label per span, `structs.trees.build` back to an n-ary tree, EVALB F1.
+decoding: CKY (`structs.cky`), a label per span, `structs.binarization.build` back to an n-ary tree, EVALB F1.
 """
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
@@ -24,7 +24,8 @@ from bitcode_allennlp.model.hashing_model import HashingModel, View
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import POS_TAG_NAMESPACE
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
-from bitcode_allennlp.structs.trees import build, tree_to_string
+from bitcode_allennlp.structs.binarization import build
+from bitcode_allennlp.structs.trees import tree_to_string
 from bitcode_allennlp.structs.tree_crf import cky, gold_chart, tree_crf_loss
 
 

@@ -41,10 +41,9 @@ class HashCrfTagger(HashingModel):
     code_head : `Lazy[CodeHead]`, optional (default = `None`)
         Beyond the paper: a code-reading head (`model/code_head.py`, e.g. `{"type": "mlp", "weight": 1}`), trained
         on the gold tags of the first view, its cross-entropy normalised as `task_loss`; built with K and the tag
-        count. It pushes the task into the bits (REPRODUCTION.md, UD EWT POS: codes-only validation stage 92.31 →
-        95.78 against a 96.20 hashing stage). Not used for prediction; `code_head_accuracy` reports how well the
-        bits alone predict the tags. Config variables `CODE_HEAD` (the weight; 0: no head), `CODE_HEAD_DIM`,
-        `CODE_HEAD_FLIP`.
+        count. It pushes the task into the bits (what it gains: REPRODUCTION.md). Not used for prediction;
+        `code_head_accuracy` reports how well the bits alone predict the tags. Config variables `CODE_HEAD` (the
+        weight; 0: no head), `CODE_HEAD_DIM`, `CODE_HEAD_FLIP`.
     label_namespace : `str`, optional (default = `"labels"`)
     label_encoding : `str`, optional (default = `None`)
         "BIOUL", "BIO", "IOB1" or "BMES": constrains CRF transitions and reports span F1 (NER). `None`: no
@@ -60,9 +59,9 @@ class HashCrfTagger(HashingModel):
         decoding in training mode: the output then has no `tags`, and `get_metrics` in training mode leaves out
         `accuracy` and the span F1 keys (the loss, hash loss, code metrics and `code_head_accuracy` need no
         decoding and stay). Evaluation and prediction (eval mode) always decode, so dev metrics are exact either
-        way. The default keeps the training metrics, as before this flag (decoding is batched and cheap beside a
-        forward pass of the hashing model); `False` saves the decoding time of the small validation-stage model's
-        training steps. Config variable `TRAINING_METRICS`.
+        way. The default keeps the training metrics (decoding is batched and cheap beside a forward pass of the
+        hashing model); `False` saves the decoding time of the small validation-stage model's training steps.
+        Config variable `TRAINING_METRICS`.
     initializer : `InitializerApplicator`, optional
     """
 

@@ -1,7 +1,8 @@
 """The real EVALB program (Sekine & Collins), compiled from the C source AllenNLP ships, and run on one-line trees.
 
-Where this sits: a reference to check `bitcode_allennlp.parsing.metrics.evalb` (our pure-Python scorer) against,
-used by the tests and by `benchmarks/parse_real_data.py`. Needs a C compiler (gcc or cc); nothing else uses it.
+Where this sits: test harness (`tests.harness`), a reference to check `bitcode_allennlp.parsing.metrics.evalb` (our
+pure-Python scorer) against, used by the tests and by `benchmarks/parse_real_data.py`. Needs a C compiler (gcc or
+cc); nothing else uses it.
 """
 import os
 import re

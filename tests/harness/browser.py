@@ -1,5 +1,5 @@
 """Headless Chromium driving the code explorer (`allennlp bits explore`) through Selenium: what the browser tests,
-`benchmarks/explorer.py` and the docs' screenshot share.
+`benchmarks/explorer.py` and the docs' screenshot share (test harness, `tests.harness`: not in the package).
 
 The browser is the distribution's (`apt-get install chromium chromium-driver` on Debian; `chromium-browser` or Google
 Chrome are found too) and Selenium comes from the test extra (`pip install -e ".[test]"`); neither is needed to
