@@ -13,7 +13,6 @@ import tarfile
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Union
 
-import _jsonnet
 import pytest
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
@@ -333,16 +332,20 @@ VALUES = {
 
 @pytest.mark.parametrize("kind", list(VALUES))
 def test_config_variable_types(kind):
-    snippet = f'local env = import "env.libsonnet"; {{v: env.{kind}("K", null)}}'
+    """Each value as the configs get it (`BITCODE_SETTINGS`, read in Python: `config_variables.config_settings`),
+    or the one-line error naming the variable."""
+    from bitcode_allennlp.host.config_variables import quoted
+    from bitcode_allennlp.host.config_kinds import Variable
+
+    variable = Variable("K", "number" if kind == "num" else "boolean", None)
     for text, expected in VALUES[kind]:
-        variables = {"BITCODE_ENV": json.dumps({"K": text})}
+        problem = variable.problem(text) if text else None
         if isinstance(expected, str):
-            with pytest.raises(RuntimeError, match=expected.replace("(", r"\(").replace(")", r"\)")):
-                _jsonnet.evaluate_snippet("x", snippet, ext_vars=variables, jpathdir=[str(CONFIGS)])
+            assert problem is not None and expected in f"{quoted('K', text)} {problem}", text
         else:
-            value = json.loads(_jsonnet.evaluate_snippet("x", snippet, ext_vars=variables,
-                                                         jpathdir=[str(CONFIGS)]))["v"]
-            assert value == expected if not isinstance(expected, float) else value == pytest.approx(expected), text
+            value = variable.value(text or None)
+            assert problem is None and (value == expected if not isinstance(expected, float)
+                                        else value == pytest.approx(expected)), text
 
 
 # ---------------------------------------------------------------------------------------------- user values quoted

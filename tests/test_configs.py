@@ -147,7 +147,7 @@ def test_experiment_clears_every_config_variable():
 
     read = set()
     for path in CONFIGS.iterdir():
-        read |= set(re.findall(r'env\.(?:str|num|bool|has)\("([A-Z_0-9]+)"', path.read_text()))
+        read |= set(re.findall(r'env\.(?:str|num|bool|get|has)\("([A-Z_0-9]+)"', path.read_text()))
     assert {"K", "TRAINING_METRICS", "CHECKPOINT_EVERY", "HEAD_LR", "FREEZE_PLM", "TOKEN_POLICY"} <= read
     assert read == CONFIG_VARIABLES
 
@@ -237,8 +237,8 @@ def test_head_lr_reaches_every_fresh_parameter(config, monkeypatch):
 
 
 def test_config_variables_have_defaults_and_overrides(monkeypatch):
-    """`BITCODE_ENV` (`bitcode_allennlp.host.config_env`) gives `env.libsonnet` its defaults; the environment
-    overrides them."""
+    """`BITCODE_SETTINGS` (`bitcode_allennlp.host.config_env`) gives `env.libsonnet` the declared defaults; the
+    environment overrides them."""
     monkeypatch.delenv("K", raising=False)
     default = Params.from_file(str(CONFIGS / "ner_hash.jsonnet")).as_dict()
     assert default["model"]["encoder"]["num_bits"] == 24

@@ -10,7 +10,6 @@ every shipped config with its defaults and reads a few instances of the default 
 """
 import json
 import os
-import re
 import shutil
 import site
 import subprocess
@@ -27,7 +26,6 @@ BUILD_INPUTS = ["setup.py", "README.md", "requirements.txt", "bitcode_allennlp.p
                 "training_configs", "fixtures"]
 """What setup.py reads to build the wheel (copied to a temporary folder)."""
 
-DEFAULT_PATH = re.compile(r'env\.root \+ "/([^"]+)"')
 
 
 def test_from_a_checkout_the_repository_folders_are_used():
@@ -53,7 +51,12 @@ def test_the_wheel_carries_every_default_of_the_configs_experiment_and_demo():
     shipped = set(resources.resource_files(ROOT))
     assert {f"training_configs/{p.name}" for p in CONFIGS.iterdir() if p.suffix in (".jsonnet", ".libsonnet")} \
         <= shipped
-    defaults = {match for config in CONFIGS.iterdir() for match in DEFAULT_PATH.findall(config.read_text())}
+    from bitcode_allennlp.host.config_declaration import GROUPS
+
+    # the configs' default files and folders: declared once, in the declaration of the config variables
+    defaults = {default for group in GROUPS for variable in group.variables if variable.kind in ("path", "plm")
+                for default in (variable.default, *(value for _, value in variable.by_config))
+                if isinstance(default, str)}
     from bitcode_allennlp.code_stage.experiment import TASKS
     from bitcode_allennlp.demo import SAMPLE
 

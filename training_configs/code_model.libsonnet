@@ -2,55 +2,56 @@
 // codes corpus (`allennlp hash-corpus` output, reader `binary_codes`) → `binary_code` embedding (d = K · d/K) →
 // one-layer transformer → the same task head as the hashing stage, with no hash loss and no access to words.
 // Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA CODE_DIM CODE_HEADS
-// CODE_FF CODE_ENCODER CODE_WINDOW CODE_LAYERS CODE_BIT_FLIP CODE_DROPOUT, and EPOCHS (default 20 here); the rest common.libsonnet's.
+// CODE_FF CODE_ENCODER CODE_WINDOW CODE_LAYERS CODE_BIT_FLIP CODE_DROPOUT, and EPOCHS (its own default here); the rest
+// common.libsonnet's. K is the TRAIN_DATA codes file's (Python reads it from there).
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 
-local K = env.num("K", 24);
-local heads = env.num("CODE_HEADS", 4);
+local K = env.num("K");
+local heads = env.num("CODE_HEADS");
 local gcd(a, b) = if b == 0 then a else gcd(b, a % b);
 local unit = K * heads / gcd(K, heads);  // d must split into K bit slices and into the attention heads
-local d = unit * std.ceil(env.num("CODE_DIM", 128) / unit);
-local encoder = env.str("CODE_ENCODER", "transformer");
+local d = unit * std.ceil(env.num("CODE_DIM") / unit);
+local encoder = env.str("CODE_ENCODER");
+// CODE_FF unset: 2·d (the lstm: d).
+local ff(unset) = if env.has("CODE_FF") then env.num("CODE_FF") else unset;
 
-function(train, dev, model, lr, dropout, validation_metric)
-  common.readers({ type: "binary_codes", num_bits: K, skip_invalid: env.bool("SKIP_INVALID", false) }) + {
-    train_data_path: env.str("TRAIN_DATA", train),
-    validation_data_path: env.str("DEV_DATA", dev),
+function(model, validation_metric)
+  common.readers({ type: "binary_codes", num_bits: K, skip_invalid: env.bool("SKIP_INVALID") }) + {
+    train_data_path: env.str("TRAIN_DATA"),
+    validation_data_path: env.str("DEV_DATA"),
     model: model + {
       text_field_embedder: { token_embedders: { codes: {
         type: "binary_code",
         num_bits: K,
         embedding_dim: d,
         // Beyond the paper, training-only noise on the codes (see binary_code_embedder.py); 0 = the paper's model.
-        bit_flip: env.num("CODE_BIT_FLIP", 0),
-        code_dropout: env.num("CODE_DROPOUT", 0),
+        bit_flip: env.num("CODE_BIT_FLIP"),
+        code_dropout: env.num("CODE_DROPOUT"),
       } } },
       encoder: if encoder == "transformer" then {
         type: "pytorch_transformer",
         num_layers: 1,
         num_attention_heads: heads,
-        feedforward_hidden_dim: env.num("CODE_FF", 2 * d),
+        feedforward_hidden_dim: ff(2 * d),
         positional_encoding: "sinusoidal",
-        dropout_prob: env.num("DROPOUT", dropout),
+        dropout_prob: env.num("DROPOUT"),
       } else if encoder == "window" then {
         type: "window_feedforward",
         input_dim: d,
-        hidden_dim: env.num("CODE_FF", 2 * d),
-        window: env.num("CODE_WINDOW", 1),
-        num_layers: env.num("CODE_LAYERS", 1),
-        dropout: env.num("DROPOUT", dropout),
+        hidden_dim: ff(2 * d),
+        window: env.num("CODE_WINDOW"),
+        num_layers: env.num("CODE_LAYERS"),
+        dropout: env.num("DROPOUT"),
       } else if encoder == "lstm" then {
         // Beyond the paper: a bidirectional LSTM, CODE_LAYERS layers, CODE_FF / 2 units each way (output CODE_FF).
         type: "lstm",
         input_size: d,
-        hidden_size: std.floor(env.num("CODE_FF", d) / 2),
-        num_layers: env.num("CODE_LAYERS", 1),
+        hidden_size: std.floor(ff(d) / 2),
+        num_layers: env.num("CODE_LAYERS"),
         bidirectional: true,
-      } else error "CODE_ENCODER must be 'transformer', 'window' or 'lstm', got '" + encoder + "'",
+      } else error "CODE_ENCODER " + encoder + " is declared but not built here",
       beta: 0,
       two_views: false,
     },
-  } + common.training(lr, validation_metric, [".*"], plm_input=false) + {
-    trainer+: { num_epochs: env.num("EPOCHS", 20) },
-  }
+  } + common.training(validation_metric, [".*"], plm_input=false)

@@ -1,48 +1,33 @@
-// Configuration variables with defaults, for the configs in this folder.
+// The config variables of the configs in this folder, looked up by name:
 //   local env = import 'env.libsonnet';
-//   env.str("PLM", env.root + "/fixtures/transformers/tiny-bert")
-// Values come from environment variables (AllenNLP passes them to jsonnet; bitcode_allennlp adds BITCODE_ENV,
-// the environment as JSON, so a missing variable can fall back to its default). `root` is the repository
-// root, derived from where this file is, so the default paths work from any working directory (in an installed
-// package, the folder of its copy of the configs and fixtures: bitcode_allennlp/resources.py).
-// Types: `num` reads a decimal number (`24`, `-1`, `7e-5`, `.5`, `+2`; surrounding spaces ignored), `bool` one of
-// 1/0, true/false, yes/no, on/off (any case); anything else stops the config with an error that names the
-// variable and its value (JSON-quoted, so stray spaces show), e.g. `environment variable K="abc" is not a number`.
-// An empty variable counts as unset.
-local vars = std.parseJson(std.extVar("BITCODE_ENV"));
+//   env.num("K")   env.bool("FREEZE_PLM")   env.str("PLM")   env.get("SEED")   env.has("MAX_INSTANCES")
+// Each variable is declared once, in Python (bitcode_allennlp/host/config_declaration.py: kind, range, default,
+// meaning; docs/configs.md's table is rendered from it). Before jsonnet runs, bitcode_allennlp checks every
+// variable the config reads, reads it into its typed value (a number, a boolean, a string; null: unset, or
+// MAX_LENGTH=none), fills in the config's declared default where it is not set (an empty variable counts as
+// unset), and hands them over as the ext var BITCODE_SETTINGS (a JSON object): no parsing and no defaults here.
+// So evaluate these configs through AllenNLP with bitcode_allennlp installed (`allennlp train`, `Params.from_file`,
+// `bitcode_allennlp.train`); the plain `jsonnet` command stops with "Undefined external variable:
+// BITCODE_SETTINGS" unless given them:
+//   jsonnet --ext-str BITCODE_SETTINGS="$(python -m bitcode_allennlp.host.config_variables --settings CONFIG)" CONFIG
+// `root` is the repository root, derived from where this file is (in an installed package, the folder of its copy
+// of the configs and fixtures: bitcode_allennlp/resources.py); the declared default paths are relative to it.
+local settings = std.parseJson(std.extVar("BITCODE_SETTINGS"));
 local parts = std.split(std.thisFile, "/");
 local dir = std.join("/", parts[0:std.length(parts) - 2]);
-local spaces = " \t\n\r";
-local isDigits(s) = std.length(s) > 0 && std.length(std.filter(function(c) c < "0" || c > "9", std.stringChars(s))) == 0;
-local quoted(name) = "environment variable " + name + "=" + std.escapeStringJson(vars[name]);
-local number(name) =
-  local text = std.stripChars(vars[name], spaces);
-  local negative = std.startsWith(text, "-");
-  local unsigned = if negative || std.startsWith(text, "+") then std.substr(text, 1, std.length(text) - 1) else text;
-  local e = std.split(std.asciiLower(unsigned), "e");
-  local m = std.split(e[0], ".");
-  local whole = m[0];
-  local fraction = if std.length(m) == 2 then m[1] else "";
-  local exponent = if std.length(e) == 2 then e[1] else "";
-  local exponentDigits = if std.startsWith(exponent, "+") || std.startsWith(exponent, "-")
-    then std.substr(exponent, 1, std.length(exponent) - 1) else exponent;
-  local valid = std.length(e) <= 2 && std.length(m) <= 2
-    && (isDigits(whole) || isDigits(fraction))
-    && (whole == "" || isDigits(whole)) && (fraction == "" || isDigits(fraction))
-    && (std.length(e) == 1 || isDigits(exponentDigits));
-  local stripped = std.lstripChars(whole, "0");
-  if !valid then error quoted(name) + " is not a number"
-  else std.parseJson((if negative then "-" else "") + (if stripped == "" then "0" else stripped)
-                     + (if fraction == "" then "" else "." + fraction) + (if exponent == "" then "" else "e" + exponent));
-local boolean(name) =
-  local text = std.asciiLower(std.stripChars(vars[name], spaces));
-  if std.member(["1", "true", "yes", "on"], text) then true
-  else if std.member(["0", "false", "no", "off"], text) then false
-  else error quoted(name) + " is not a boolean (1/0, true/false, yes/no, on/off)";
+local value(name) =
+  if std.objectHas(settings, name) then settings[name]
+  else error "config variable " + name + " is not in BITCODE_SETTINGS (is it declared in bitcode_allennlp/host/"
+    + "config_declaration.py, and read as env.num/bool/str/get/has(\"" + name + "\")?)";
+local typed(name, check, what) =
+  local v = value(name);
+  if v == null || check(v) then v else error "config variable " + name + " is not " + what;
 {
   root: if dir == "" then (if std.startsWith(std.thisFile, "/") then "" else ".") else dir,
-  has(name):: std.objectHas(vars, name) && vars[name] != "",
-  str(name, default):: if self.has(name) then vars[name] else default,
-  num(name, default):: if self.has(name) then number(name) else default,
-  bool(name, default):: if self.has(name) then boolean(name) else default,
+  // Whether the variable has a value: false for an optional one that is not set (MAX_INSTANCES, HEAD_LR, ...).
+  has(name):: value(name) != null,
+  get(name):: value(name),
+  str(name):: typed(name, std.isString, "a string"),
+  num(name):: typed(name, std.isNumber, "a number"),
+  bool(name):: typed(name, std.isBoolean, "a boolean"),
 }

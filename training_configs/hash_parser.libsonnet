@@ -1,26 +1,26 @@
 // The hashing-stage span parser shared by parse_hash.jsonnet and parse_hash_incremental.jsonnet
-// (paper §3.2, Table 6: beta 0.001, tau 0.1, dropout 0.5, lr 5e-5).
+// (paper §3.2, Table 6: beta 0.001, tau 0.1, dropout 0.5, lr 5e-5: their declared defaults).
 // Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA SPAN_MLP_DIM
 // LABEL_MLP_DIM MLP_DROPOUT; the rest common.libsonnet's (the code-reading head's CODE_HEAD CODE_HEAD_DIM
 // CODE_HEAD_FLIP among them).
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 
-function(plm_default, causal)
-  local plm = common.plm(plm_default);
+function()
+  local plm = common.plm;
   // With a code-reading head the reader also gives each tree's part-of-speech tags (`tags`), the head's labels.
   local reader = { type: "ptb_spans", token_indexers: common.indexer(plm), [if common.has_code_head then "tag_field"]: true };
   common.readers(common.reader_options + reader) + {
-    train_data_path: env.str("TRAIN_DATA", env.root + "/fixtures/data/ptb/craft_train.tree"),
-    validation_data_path: env.str("DEV_DATA", env.root + "/fixtures/data/ptb/craft_dev.tree"),
-    model: common.hash_options(0.001) + common.code_head_options + {
+    train_data_path: env.str("TRAIN_DATA"),
+    validation_data_path: env.str("DEV_DATA"),
+    model: common.hash_options + common.code_head_options + {
       type: "hash_span_parser",
       text_field_embedder: common.embedder(plm),
-      encoder: common.hash_encoder(0.5, causal),
-      dropout: env.num("DROPOUT", 0.5),
-      span_mlp_dim: env.num("SPAN_MLP_DIM", 500),
-      label_mlp_dim: env.num("LABEL_MLP_DIM", 100),
-      mlp_dropout: env.num("MLP_DROPOUT", 0.33),
-      boundary: if env.bool("CAUSAL", causal) then "left" else "split",
+      encoder: common.hash_encoder,
+      dropout: env.num("DROPOUT"),
+      span_mlp_dim: env.num("SPAN_MLP_DIM"),
+      label_mlp_dim: env.num("LABEL_MLP_DIM"),
+      mlp_dropout: env.num("MLP_DROPOUT"),
+      boundary: if env.bool("CAUSAL") then "left" else "split",
     },
-  } + common.training(5e-5, "+evalb_f1", [common.embedder_head, "^encoder\\.", "^span_", "^label_", "^bos$", "^eos$", "^code_head\\."])
+  } + common.training("+evalb_f1", [common.embedder_head, "^encoder\\.", "^span_", "^label_", "^bos$", "^eos$", "^code_head\\."])

@@ -4,17 +4,17 @@
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 
-function(reader, train, dev, beta, lr, dropout, label_encoding, validation_metric)
-  local plm = common.plm();
+function(reader, label_encoding, validation_metric)
+  local plm = common.plm;
   common.readers(reader + common.reader_options + { token_indexers: common.indexer(plm) }) + {
-    train_data_path: env.str("TRAIN_DATA", train),
-    validation_data_path: env.str("DEV_DATA", dev),
-    model: common.hash_options(beta) + common.tagger_options + common.code_head_options + {
+    train_data_path: env.str("TRAIN_DATA"),
+    validation_data_path: env.str("DEV_DATA"),
+    model: common.hash_options + common.tagger_options + common.code_head_options + {
       type: "hash_crf_tagger",
       text_field_embedder: common.embedder(plm),
-      encoder: common.hash_encoder(dropout),
+      encoder: common.hash_encoder,
       label_encoding: label_encoding,
-      dropout: env.num("DROPOUT", dropout),
-      task_loss: env.str("TASK_LOSS", "mean"),
+      dropout: env.num("DROPOUT"),
+      task_loss: env.str("TASK_LOSS"),
     },
-  } + common.training(lr, validation_metric, [common.embedder_head, "^encoder\\.", "^tag_projection\\.", "^crf\\.", "^code_head\\."])
+  } + common.training(validation_metric, [common.embedder_head, "^encoder\\.", "^tag_projection\\.", "^crf\\.", "^code_head\\."])

@@ -3,16 +3,12 @@
 //   allennlp hash-corpus runs/ner/model.tar.gz TRAIN -o runs/ner_codes/train.jsonl   (and DEV)
 //   TRAIN_DATA=runs/ner_codes/train.jsonl DEV_DATA=runs/ner_codes/dev.jsonl \
 //   allennlp train training_configs/ner_code.jsonnet -s runs/ner_code
-// Variables: docs/configs.md (each with its default): code_model.libsonnet's. K must be the hashing model's.
+// Variables: docs/configs.md (each with its default): code_model.libsonnet's. K: the codes file's (num_bits).
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 local code_model = import 'code_model.libsonnet';
 
 code_model(
-  train=env.root + "/fixtures/data/codes/ner.train.jsonl",
-  dev=env.root + "/fixtures/data/codes/ner.dev.jsonl",
-  model=common.tagger_options + { type: "hash_crf_tagger", label_encoding: "BIOUL", dropout: env.num("DROPOUT", 0.2) },
-  lr=3e-3,
-  dropout=0.2,
+  model=common.tagger_options + { type: "hash_crf_tagger", label_encoding: "BIOUL", dropout: env.num("DROPOUT") },
   validation_metric="+f1-measure-overall",
 )

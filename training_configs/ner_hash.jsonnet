@@ -14,42 +14,15 @@
 local env = import 'env.libsonnet';
 local tagger = import 'hash_tagger.libsonnet';
 
-local schemes = ["IOB2", "BIO", "IOB1", "BIOUL", "BIOES"];
+// READER and INPUT_SCHEME are checked before jsonnet runs (INPUT_SCHEME only with READER=conll_columns); each
+// reader has its own default TRAIN_DATA and DEV_DATA (bitcode_allennlp/host/config_declaration.py).
 local readers = {
-  ontonotes_hash: {
-    reader: { type: "ontonotes_hash", coding_scheme: "BIOUL" },
-    train: env.root + "/fixtures/data/conll2012/train",
-    dev: env.root + "/fixtures/data/conll2012/development",
-  },
-  conll_columns: {
-    local scheme = env.str("INPUT_SCHEME", "IOB2"),
-    reader: {
-      type: "conll_columns",
-      input_scheme: if std.member(schemes, scheme) then scheme
-        else error "environment variable INPUT_SCHEME=" + std.escapeStringJson(scheme) + " is not one of "
-          + std.join(", ", schemes),
-      coding_scheme: "BIOUL",
-    },
-    train: env.root + "/fixtures/data/conll2003/btc_train.conll",
-    dev: env.root + "/fixtures/data/conll2003/btc_dev.conll",
-  },
+  ontonotes_hash: { type: "ontonotes_hash", coding_scheme: "BIOUL" },
+  conll_columns: { type: "conll_columns", input_scheme: env.str("INPUT_SCHEME"), coding_scheme: "BIOUL" },
 };
-local name = env.str("READER", "ontonotes_hash");
-local chosen =
-  if !std.objectHas(readers, name) then
-    error "environment variable READER=" + std.escapeStringJson(name) + " is not an NER reader (ontonotes_hash, "
-      + "conll_columns)"
-  else if name != "conll_columns" && env.has("INPUT_SCHEME") then
-    error "environment variable INPUT_SCHEME is for READER=conll_columns only (" + name + " reads bracketed entities)"
-  else readers[name];
 
 tagger(
-  reader=chosen.reader,
-  train=chosen.train,
-  dev=chosen.dev,
-  beta=0.005,
-  lr=7e-5,
-  dropout=0.1,
+  reader=readers[env.str("READER")],
   label_encoding="BIOUL",
   validation_metric="+f1-measure-overall",
 )

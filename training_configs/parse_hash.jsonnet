@@ -4,7 +4,6 @@
 //   TRAIN_DATA=../shared/data/const/craft/craft-train.tree DEV_DATA=../shared/data/const/craft/craft-dev.tree \
 //   allennlp train training_configs/parse_hash.jsonnet -s runs/parse
 // Variables: docs/configs.md (each with its default): hash_parser.libsonnet's.
-local env = import 'env.libsonnet';
 local parser = import 'hash_parser.libsonnet';
 
-parser(plm_default=env.root + "/fixtures/transformers/tiny-bert", causal=false)
+parser()

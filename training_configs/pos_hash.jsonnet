@@ -10,12 +10,7 @@ local env = import 'env.libsonnet';
 local tagger = import 'hash_tagger.libsonnet';
 
 tagger(
-  reader={ type: env.str("READER", "ptb_hash") },
-  train=env.root + "/fixtures/data/ptb/craft_train.tree",
-  dev=env.root + "/fixtures/data/ptb/craft_dev.tree",
-  beta=0.05,
-  lr=5e-5,
-  dropout=0.1,
+  reader={ type: env.str("READER") },
   label_encoding=null,
   validation_metric="+accuracy",
 )

@@ -9,14 +9,14 @@ validation stage → both evaluated, side by side with their parameter counts.
 Each step is the `allennlp` command a user would type (run in a subprocess, logged to OUT/logs/); finished
 steps are kept when the command is run again (`--force` redoes them). `--set` passes config variables to the
 hashing stage (e.g. BETA, K, EPOCHS, MAX_INSTANCES), `--code-set` to the validation stage (EPOCHS, LR, CODE_DIM);
-K goes from the hashing model to the validation config. As in Algorithm 1 the entire training corpus is
-re-annotated for the validation stage, also when the hashing stage trained on fewer sentences (`MAX_INSTANCES`;
-`--same-train-sentences` keeps only those). Scores are on the whole dev (and test) file, or on its first
-DEV_MAX_INSTANCES sentences when `--set` gives that cap (re-annotation and both evaluations then read the same
-sentences). After both stages, `allennlp bits probe` reads the train and dev codes (do they carry the task? code
-majority, Hamming k-NN, bit and window probes beside the word-majority baseline; `bits/probe.py`) into
-OUT/diagnostics.json, stored in experiment.json under "diagnostics" (`--no-probe` skips it). `--in-process` runs
-the steps in this process. `--deadline SECONDS` stops the command that many seconds after it started (a job's wall-time
+the validation config reads K from its codes file (`num_bits`, written by `hash-corpus`). As in Algorithm 1 the
+entire training corpus is re-annotated for the validation stage, also when the hashing stage trained on fewer
+sentences (`MAX_INSTANCES`; `--same-train-sentences` keeps only those). Scores are on the whole dev (and test) file,
+or on its first DEV_MAX_INSTANCES sentences when `--set` gives that cap (re-annotation and both evaluations then
+read the same sentences). After both stages, `allennlp bits probe` reads the train and dev codes (do they carry the
+task? code majority, Hamming k-NN, bit and window probes beside the word-majority baseline; `bits/probe.py`) into
+OUT/diagnostics.json, stored in experiment.json under "diagnostics" (`--no-probe` skips it). `--in-process` runs the
+steps in this process. `--deadline SECONDS` stops the command that many seconds after it started (a job's wall-time
 limit): the step running then gets Ctrl-C (SIGINT; a training keeps its checkpoints, re-annotation the sentences
 coded so far), the command exits with status 75, and the same command run again goes on from there (an interrupted
 training resumes with `--recover`). Writes OUT/experiment.json.
@@ -325,7 +325,7 @@ class Experiment:
         config = archive_config(archive)
         num_bits = int(config["model"]["encoder"].get("num_bits", 24))
         codes = self.reannotate(archive, config)
-        code_dir = self.validation_stage(codes, num_bits)
+        code_dir = self.validation_stage(codes)
         metric = TASKS[self.task]["metric"]
         scores = self.evaluate(archive, config, codes, code_dir)
         diagnostics = self.diagnose(codes) if self.probe else None
@@ -369,11 +369,12 @@ class Experiment:
                           + (["--force"] if self.force else []), {})
         return codes
 
-    def validation_stage(self, codes: Path, num_bits: int) -> Path:
-        """3. The validation stage on the codes, trained in OUT/validation: that folder."""
+    def validation_stage(self, codes: Path) -> Path:
+        """3. The validation stage on the codes, trained in OUT/validation: that folder. Its config reads K from the
+        train codes (`bitcode_allennlp.host.config_variables.codes_num_bits`)."""
         code_dir = self.out / "validation"
         variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
-                     "K": str(num_bits), **self.code_vars}
+                     **self.code_vars}
         code_config = resources.existing(CONFIGS / f"{self.task}_code.jsonnet")
         self.allennlp("validation_train", ["train", code_config, "-s", code_dir, self.fresh_or_resume(code_dir)],
                       variables, done=self.trained(code_dir))

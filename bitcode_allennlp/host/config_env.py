@@ -1,17 +1,19 @@
-"""``BITCODE_ENV``: the environment as one JSON string, for the defaults of our jsonnet configs; and the check of the
-config variables before jsonnet runs.
+"""``BITCODE_SETTINGS``: the config variables, checked, typed and with their declared defaults, handed to our
+jsonnet configs before jsonnet runs.
 
 jsonnet cannot give a missing ``std.extVar`` a default, and AllenNLP passes the environment to jsonnet as ext vars
 (`allennlp.common.params._environment_variables`). An extension (not a version fix), installed when that module is
 imported (`install_config_env`, patch ``config_env``; `bitcode_allennlp.host.extensions`):
 
-* the ext vars also carry ``BITCODE_ENV``, the whole environment as a JSON object, which
-  ``training_configs/env.libsonnet`` parses to give each variable its default;
-* `allennlp.common.params.evaluate_file` first checks the config variables that ``BITCODE_ENV`` carries against
-  their declaration (`bitcode_allennlp.host.config_variables.check_config_environment`: for a config that reads
-  ``env.libsonnet``, each variable it reads that is set must be of its kind and in its range, else a
-  `ConfigurationError` ``<config>: environment variable EPOCHS="-1" must be an integer >= 1``), before jsonnet
-  builds anything and before ``allennlp train`` writes anything.
+* the ext vars also carry ``BITCODE_ENV``, the whole environment as a JSON object (the environment the settings
+  are made from; a caller may pass its own);
+* `allennlp.common.params.evaluate_file`, for a config that imports ``env.libsonnet``, first checks the config
+  variables it reads against their declaration and reads each into its typed value, the declared default where it
+  is not set (`bitcode_allennlp.host.config_variables.config_settings`: a bad value is a `ConfigurationError`
+  ``<config>: environment variable EPOCHS="-1" must be an integer >= 1``, before jsonnet builds anything and
+  before ``allennlp train`` writes anything), and passes them as the ext var ``BITCODE_SETTINGS`` (JSON), which
+  ``training_configs/env.libsonnet`` only looks values up in. Without ``BITCODE_ENV`` in the ext vars (jsonnet
+  called with other ext vars), the ext vars themselves are the environment.
 
 Standard library only (imported while AllenNLP loads).
 """
@@ -20,20 +22,25 @@ import json
 from bitcode_allennlp.host.patching import patch
 
 VARIABLE = "BITCODE_ENV"
-REASON = ("jsonnet configs see the environment as BITCODE_ENV (defaults for std.extVar); its config variables are "
-          "checked against their declared kinds and ranges before jsonnet runs")
+SETTINGS = "BITCODE_SETTINGS"
+REASON = ("jsonnet configs get their config variables as BITCODE_SETTINGS, checked against their declared kinds and "
+          "ranges, typed and with their declared defaults, before jsonnet runs (the environment: BITCODE_ENV)")
 
 
 def with_checked_variables(original):
     """`evaluate_file(filename, ext_vars=...)` that first checks the config variables of ``ext_vars[BITCODE_ENV]``
-    (nothing to check without it: jsonnet run with other ext vars)."""
+    (else of the ext vars themselves) and adds ``BITCODE_SETTINGS`` for a config that imports ``env.libsonnet``."""
 
     def evaluate_file(filename, *args, **kwargs):
         ext_vars = kwargs.get("ext_vars")
-        if isinstance(ext_vars, dict) and isinstance(ext_vars.get(VARIABLE), str):
-            from bitcode_allennlp.host.config_variables import check_config_environment
+        if isinstance(ext_vars, dict):
+            from bitcode_allennlp.host.config_variables import config_settings
 
-            check_config_environment(str(filename), json.loads(ext_vars[VARIABLE]))
+            environment = ext_vars.get(VARIABLE)
+            environment = json.loads(environment) if isinstance(environment, str) else ext_vars
+            settings = config_settings(str(filename), environment)
+            if settings is not None:
+                kwargs["ext_vars"] = {**ext_vars, SETTINGS: json.dumps(settings)}
         return original(filename, *args, **kwargs)
 
     return evaluate_file

@@ -33,6 +33,8 @@ def test_ner_experiment_end_to_end(tmp_path, capsys):
         trained = json.loads((out / stage / "metrics.json").read_text())
         assert row[stage]["scores"]["dev"] == pytest.approx(trained["best_validation_f1-measure-overall"], abs=1e-12)
     assert row["num_bits"] == 24 and row["beta"] == 0.005
+    validation = [command for command in row["commands"] if "ner_code.jsonnet" in command]
+    assert validation and not any("K=" in command for command in validation)  # K: the codes file's num_bits
     trained = json.loads((out / "hashing" / "metrics.json").read_text())
     assert row["hashing"]["best_epoch"] == trained["best_epoch"] == 0 and row["hashing"]["epochs_trained"] == 1
     assert 0 < row["validation"]["parameters"] < row["hashing"]["parameters"]

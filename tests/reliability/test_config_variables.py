@@ -1,5 +1,5 @@
-"""Config variables: one declaration (`bitcode_allennlp/host/config_variables.py`) with each variable's kind and
-range, checked before jsonnet runs (issue 29, class 8).
+"""Config variables: one declaration (`bitcode_allennlp/host/config_declaration.py`) with each variable's kind,
+range and default, checked and read before jsonnet runs (issue 29, class 8; issue 49: one declaration per setting).
 
 - the declaration names exactly the variables the configs read, and docs/configs.md's table is the one it renders;
 - a table of bad values, each refused with one line naming the variable, its value and what it must be, through
@@ -7,7 +7,9 @@ range, checked before jsonnet runs (issue 29, class 8).
   (nothing written to the serialization directory);
 - warnings, not errors, for a misspelt variable (`EPOCH`) and for `DEV_DATA` = `TRAIN_DATA`;
 - good values (range ends, spaces, `none`) still build every shipped config; unset, empty and unread variables are
-  not checked; `env.libsonnet` reads numbers as the Python check does.
+  not checked; numbers are read once, in Python, and the configs get the typed values;
+- no config writes a default (`env.num("K")`, never `env.num("K", 24)`); the validation stage's K is its codes
+  file's, and a K set to another number is an error naming the file.
 """
 import json
 import logging
@@ -20,6 +22,7 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
 from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
+from bitcode_allennlp.host import config_kinds
 from bitcode_allennlp.host import config_variables as cv
 from tests.conftest import CONFIGS, FIXTURES, ROOT, TINY_BERT, allennlp_in_process
 
@@ -192,7 +195,7 @@ def test_workers_need_as_many_gpus_as_workers(monkeypatch):
 
 def test_gpu_numbers_are_checked_against_the_gpus_torch_sees(monkeypatch):
     """The GPU branch without a GPU: torch seeing two."""
-    monkeypatch.setattr(cv, "_gpus", lambda: 2)
+    monkeypatch.setattr(config_kinds, "_gpus", lambda: 2)
     monkeypatch.setenv("CUDA_DEVICE", "1")
     monkeypatch.setenv("WORKERS", "2")
     assert Params.from_file(str(CONFIGS / "ner_code.jsonnet"))["distributed"]["cuda_devices"] == [0, 1]
@@ -223,7 +226,10 @@ def test_good_values_build_every_shipped_config(variables, monkeypatch, caplog):
         monkeypatch.setenv(name, value)
     with caplog.at_level(logging.WARNING, logger=cv.__name__):
         for config in SHIPPED:
+            if config.endswith("_code.jsonnet") and variables.get("K") not in (None, "2.4e1"):
+                monkeypatch.delenv("K")  # the validation stage's K is its codes file's (24 bits)
             Params.from_file(str(CONFIGS / config))
+            monkeypatch.setenv("K", variables.get("K", ""))
     assert not caplog.records, [r.getMessage() for r in caplog.records]
 
 
@@ -326,7 +332,7 @@ def test_experimental_options_are_rendered_under_their_heading():
     assert "`CODE_HEAD_FLIP`" not in main and "`CODE_DROPOUT`" not in main and "| `CODE_ENCODER`" in main
     assert cv.VARIABLES["CODE_ENCODER"].problem("lstm") is None and cv.VARIABLES["CODE_DROPOUT"].problem("0.1") is None
     group = cv.Group((cv._int("A", "1"),), "a", experimental="measured: no help")
-    value = cv.Group((cv._choice("B", "`x`", "x", "y", experimental={"y": ("the y", "measured y")}),), "b")
+    value = cv.Group((cv._choice("B", "x", "x", "y", experimental={"y": ("the y", "measured y")}),), "b")
     rendered = cv.render_table([group, value]).splitlines()
     assert rendered[2] == "| `B` | `x` | one of x, y | b |"
     assert rendered[4:] == [cv.EXPERIMENTAL_HEADING, "", cv.EXPERIMENTAL_INTRO.strip(), "",
@@ -349,18 +355,91 @@ def test_choices_and_ranges_follow_the_components():
 
 NUMBERS = ["24", " 7e-5 ", ".5", "5.", "-1", "+2", "1E3", "1e+2", "00012", "-0", "1.5e-3", "abc", "1,5", "24 bits",
            "inf", "nan", "0x10", "1_000", ".", "e5", "1e", "+-1", "--1", "1.2.3", "1e2e3", "\t3\n", "١٢"]
+NOT_NUMBERS = {"abc", "1,5", "24 bits", "inf", "nan", "0x10", "1_000", ".", "e5", "1e", "+-1", "--1", "1.2.3", "1e2e3",
+               "١٢"}
 
 
-def test_numbers_are_read_as_env_libsonnet_reads_them():
-    """The Python check and env.libsonnet agree on what a number is (the check's message is the library's)."""
-    snippet = 'local env = import "env.libsonnet"; {v: env.num("K", null)}'
+def test_numbers_are_read_once_in_python():
+    """A number is read by Python alone (decimal, spaces stripped; no inf, nan, hex, `_`, other digits), and the
+    value a config gets is the typed one: an int for an integer variable."""
     for text in NUMBERS:
-        variables = {"BITCODE_ENV": json.dumps({"K": text})}
-        try:
-            jsonnet = json.loads(_jsonnet.evaluate_snippet("x", snippet, ext_vars=variables,
-                                                           jpathdir=[str(CONFIGS)]))["v"]
-        except RuntimeError as error:
-            assert "is not a number" in str(error), text
-            jsonnet = None
         python = cv._number(text)
-        assert (python is None) == (jsonnet is None) and (python is None or python == pytest.approx(jsonnet)), text
+        assert (python is None) == (text in NOT_NUMBERS), text
+        if python is not None:
+            assert python == float(text.strip()) and cv.VARIABLES["BETA"].value(text) == python, text
+    assert cv.VARIABLES["K"].value(" 2.4e1 ") == 24 and isinstance(cv.VARIABLES["K"].value("2.4e1"), int)
+    assert cv.VARIABLES["MAX_LENGTH"].value(" OFF ") is None and cv.VARIABLES["TWO_VIEWS"].value("Yes") is True
+    assert cv.VARIABLES["SEED"].value("7") == {"random_seed": 7, "numpy_seed": 7, "pytorch_seed": 7}
+
+
+# ---------------------------------------------------------------------------------------------- one declaration
+
+
+def test_no_config_writes_a_default():
+    """Every default is the declaration's: a config reads `env.num("K")`, never `env.num("K", 24)`, and keeps no
+    parsing of its own."""
+    for path in sorted(CONFIGS.iterdir()):
+        code = cv._code(path.read_text())
+        assert not cv.DEFAULT_WRITTEN.search(code), (path.name, cv.DEFAULT_WRITTEN.search(code).group(0))
+        assert "std.parseJson(" not in code or path.name == "env.libsonnet", path.name
+
+
+def test_defaults_are_the_declarations():
+    """Each config gets the declared default, its own where the declaration gives one (LR, DROPOUT, EPOCHS, BETA,
+    PLM, CAUSAL, the data), AllenNLP's seeds without SEED, and no optional setting that is not set."""
+    got = {config: Params.from_file(str(CONFIGS / config)).as_dict() for config in SHIPPED}
+    lr = {config: params["trainer"]["optimizer"]["lr"] for config, params in got.items()}
+    assert lr == {"ner_code.jsonnet": 3e-3, "ner_hash.jsonnet": 7e-5, "parse_code.jsonnet": 1e-3,
+                  "parse_hash.jsonnet": 5e-5, "parse_hash_incremental.jsonnet": 5e-5, "pos_code.jsonnet": 5e-4,
+                  "pos_hash.jsonnet": 5e-5}
+    assert {config: params["trainer"]["num_epochs"] for config, params in got.items()} == {
+        config: 20 if config.endswith("_code.jsonnet") else 3 for config in SHIPPED}
+    assert [got[c]["model"]["beta"] for c in ("ner_hash.jsonnet", "pos_hash.jsonnet", "parse_hash.jsonnet")] == [
+        0.005, 0.05, 0.001]
+    incremental = got["parse_hash_incremental.jsonnet"]["model"]
+    assert incremental["encoder"]["causal"] and incremental["boundary"] == "left"
+    assert incremental["text_field_embedder"]["token_embedders"]["tokens"]["model_name"].endswith("tiny-gpt2")
+    for config, params in got.items():
+        assert (params["random_seed"], params["numpy_seed"], params["pytorch_seed"]) == (13370, 1337, 133)
+        assert "max_instances" not in params["dataset_reader"] and "checkpointer" not in params["trainer"]
+        assert os.path.exists(params["train_data_path"]) and os.path.exists(params["validation_data_path"])
+
+
+def test_ner_data_defaults_follow_the_reader(monkeypatch):
+    monkeypatch.setenv("READER", "conll_columns")
+    params = Params.from_file(str(CONFIGS / "ner_hash.jsonnet"))
+    assert params["train_data_path"].endswith("conll2003/btc_train.conll")
+    assert params["dataset_reader"]["input_scheme"] == "IOB2"
+
+
+def test_validation_stage_reads_k_from_its_codes_file(monkeypatch, tmp_path):
+    codes = tmp_path / "train.jsonl"
+    codes.write_text(json.dumps({"words": ["a"], "codes": ["ff"], "num_bits": 8, "tags": ["O"]}) + "\n")
+    monkeypatch.setenv("TRAIN_DATA", str(codes))
+    for config in ("ner_code.jsonnet", "pos_code.jsonnet", "parse_code.jsonnet"):
+        params = Params.from_file(str(CONFIGS / config))
+        assert params["dataset_reader"]["num_bits"] == 8 == params["model"]["text_field_embedder"][
+            "token_embedders"]["codes"]["num_bits"]
+    monkeypatch.setenv("K", "8")  # the same K, set: accepted
+    Params.from_file(str(CONFIGS / "ner_code.jsonnet"))
+    monkeypatch.setenv("K", "16")
+    with pytest.raises(ConfigurationError) as info:
+        Params.from_file(str(CONFIGS / "ner_code.jsonnet"))
+    assert str(info.value) == (f'{CONFIGS / "ner_code.jsonnet"}: environment variable K="16" is not the K of the '
+                               f"TRAIN_DATA codes file ({codes}: codes of 8 bits); leave K unset to read it from there")
+    assert cv.codes_num_bits(str(FIXTURES / "data" / "codes" / "pos.train.jsonl")) == 24
+    assert cv.codes_num_bits(str(tmp_path / "missing.jsonl")) is None
+
+
+def test_plain_jsonnet_needs_the_settings(monkeypatch, capsys):
+    """Without bitcode_allennlp the configs stop with jsonnet's undefined external variable; `--settings` prints
+    what to pass."""
+    with pytest.raises(RuntimeError, match="BITCODE_SETTINGS"):
+        _jsonnet.evaluate_file(str(CONFIGS / "pos_code.jsonnet"))
+    monkeypatch.setenv("EPOCHS", "5")
+    assert cv.main(["--settings", str(CONFIGS / "pos_code.jsonnet")]) == 0
+    settings = capsys.readouterr().out
+    config = json.loads(_jsonnet.evaluate_file(str(CONFIGS / "pos_code.jsonnet"),
+                                               ext_vars={"BITCODE_SETTINGS": settings}))
+    assert config == Params.from_file(str(CONFIGS / "pos_code.jsonnet")).as_dict() and \
+        config["trainer"]["num_epochs"] == 5
