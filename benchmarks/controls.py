@@ -59,11 +59,11 @@ def read_corpus(reader_name: str, path: str) -> List[Dict[str, Any]]:
 
 
 def write_random_codes(sentences: List[Dict[str, Any]], path: Path, num_bits: int) -> None:
-    from bitcode_allennlp.common.code_format import int_to_hex
+    from bitcode_allennlp.common.code_value import Codes
 
     with open(path, "w", encoding="utf-8") as out:
         for sentence in sentences:
-            codes = [int_to_hex(word_code(word, num_bits), num_bits) for word in sentence["words"]]
+            codes = Codes([word_code(word, num_bits) for word in sentence["words"]], num_bits).hex
             out.write(json.dumps({"words": sentence["words"], "codes": codes, "num_bits": num_bits,
                                   "tags": sentence["tags"], "source": sentence["source"]}, ensure_ascii=False) + "\n")
 

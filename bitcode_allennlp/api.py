@@ -20,10 +20,11 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from bitcode_allennlp.common.code_format import hex_to_int
+from bitcode_allennlp.common.code_value import Codes
 from bitcode_allennlp.common.code_table import code_table, entity_labels
 from bitcode_allennlp.host.archive_files import FROZEN_TYPES
 from bitcode_allennlp.plm import PACKAGE_PREFIX
+from bitcode_allennlp.tasks import prediction_fields, task_of
 
 MODELS_ENTRY_POINTS = "bitcode_allennlp.models"
 """The entry-point group of installed model packages (`allennlp bits package`): name -> a module whose `ARCHIVE` is
@@ -68,18 +69,24 @@ class Encoded:
     tree_json: Optional[Dict[str, Any]] = field(default=None, repr=False)
 
     @property
+    def code_value(self) -> Optional[Codes]:
+        """The words' codes as one `Codes` value (shape (words,)), parsed once from `codes`; `None` for a model
+        without codes."""
+        return Codes.from_hex(self.codes, self.num_bits) if self.num_bits else None
+
+    @property
     def ints(self) -> List[int]:
         """Each word's code as an int."""
-        return [hex_to_int(code, self.num_bits) for code in self.codes] if self.num_bits else []
+        value = self.code_value
+        return value.ints if value is not None else []
 
     @property
     def bits(self) -> np.ndarray:
         """Each word's code as K 0/1 values: uint8 (words, K), bit i = head i."""
-        if not self.num_bits:
+        value = self.code_value
+        if value is None:
             return np.zeros((len(self.words), 0), dtype=np.uint8)  # (words, 0)
-        shifts = np.arange(self.num_bits - 1, -1, -1, dtype=np.uint64)  # (K,)
-        ints = np.array(self.ints, dtype=np.uint64).reshape(-1, 1)  # (words, 1)
-        return ((ints >> shifts) & np.uint64(1)).astype(np.uint8)  # (words, K)
+        return value.bits_as(np.uint8)  # (words, K)
 
     def entity_labels(self) -> List[str]:
         """Per word, the label of the entity it is in, or ""."""
@@ -93,20 +100,25 @@ class Encoded:
     def to_dict(self) -> Dict[str, Any]:
         """What `allennlp predict` writes for the sentence (`words`, `codes`, `bits`, and the task's keys)."""
         result: Dict[str, Any] = {"words": self.words}
-        for key in ("tags", "entities", "tree", "tree_json"):
-            if getattr(self, key) is not None:
+        for key in prediction_fields():  # the registered tasks' (`bitcode_allennlp.tasks`)
+            if getattr(self, key, None) is not None:
                 result[key] = getattr(self, key)
-        if self.num_bits:
+        value = self.code_value
+        if value is not None:
             result["codes"] = self.codes
-            result["bits"] = self.bits.tolist()
+            result["bits"] = value.bit_lists
         return result
 
     @classmethod
     def from_prediction(cls, prediction: Dict[str, Any], num_bits: Optional[int]) -> "Encoded":
         """From a predictor's JSON output (`CodesPredictor.to_json`)."""
+        fields = {key: prediction.get(key) for key in prediction_fields() if key in TASK_FIELDS}
         return cls(words=list(prediction["words"]), codes=list(prediction.get("codes", [])), num_bits=num_bits,
-                   tags=prediction.get("tags"), entities=prediction.get("entities"), tree=prediction.get("tree"),
-                   tree_json=prediction.get("tree_json"))
+                   **fields)
+
+
+TASK_FIELDS = ("tags", "entities", "tree", "tree_json")
+"""The task fields `Encoded` has (a registered task's predictor fields among them, `bitcode_allennlp.tasks`)."""
 
 
 class CodeModel:
@@ -139,11 +151,10 @@ class CodeModel:
 
     @property
     def task(self) -> str:
-        """"ner" (a tagger with a label encoding), "tagger", "parser", or the model's registered name."""
-        name = type(self.model).__name__
-        if name == "HashCrfTagger":
-            return "ner" if getattr(self.model, "label_encoding", None) else "tagger"
-        return "parser" if name == "HashSpanParser" else name
+        """The component name of the registered task of the model (`bitcode_allennlp.tasks.task_of`): "ner" (a
+        tagger with a label encoding), "tagger", "parser", ...; or the model's class name."""
+        task = task_of(self.model, self.config)
+        return task.component if task is not None else type(self.model).__name__
 
     @property
     def labels(self) -> List[str]:

@@ -121,10 +121,10 @@ FIXTURES = {
 
 def check_plm_folder(model_name: str) -> None:
     """
-    Checks a PLM given as a folder before transformers reads it (the `plm_words` indexer and embedder, `load_tokenizer`
-    and `load_config` of `bitcode_allennlp.data.token_indexers.plm_words`, and `frozen_transformer_mismatched` call
-    it first), so that a folder that is not a model is one line naming it, not transformers' traceback. A folder
-    must hold a `config.json` that is a JSON object with a `"model_type"` string that this transformers knows (or an
+    Checks a PLM given as a folder before transformers reads it (the `plm_words` indexer and embedder,
+    `load_tokenizer` and `load_config` of `bitcode_allennlp.data.token_indexers.plm_words` call it first), so that a
+    folder that is not a model is one line naming it, not transformers' traceback. A folder must hold a
+    `config.json` that is a JSON object with a `"model_type"` string that this transformers knows (or an
     `"auto_map"`, for a model with its own code). A name that is no folder: a path (absolute, or starting with `.`
     or `~`) that does not exist is refused; a hub name (`bert-base-cased`, `org/model`) is left to transformers.
 

@@ -33,36 +33,51 @@ from bitcode_allennlp.common.progress import TrainingProgress, duration
 from bitcode_allennlp.host.archive_files import drop_checkpoints
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.plm import PATHS
+from bitcode_allennlp.tasks import named
 
 
 @dataclass(frozen=True)
 class Recipe:
     """A task's recommended setting (`variables` for its hashing config) and where its data lies in the corpora's
-    folder; `reference`: the REPRODUCTION.md row it comes from (hashing-stage and codes-only dev scores)."""
+    folder; `reference`: the REPRODUCTION.md row it comes from (hashing-stage and codes-only dev scores). Its
+    hashing config and metric are the registered task's (`bitcode_allennlp.tasks`)."""
 
-    config: str
+    task: str
     train: str
     dev: str
     licence: str
-    metric: str
     variables: Dict[str, str]
     reference: str
     minutes: int = field(default=30)
 
+    @property
+    def config_path(self) -> Path:
+        """The task's hashing config (`Task.config`)."""
+        return named(self.task).config("hash")
+
+    @property
+    def config(self) -> str:
+        """The hashing config's file name, e.g. `ner_hash.jsonnet`."""
+        return self.config_path.name
+
+    @property
+    def metric(self) -> str:
+        """The task's metric (`Task.metric`)."""
+        return named(self.task).metric
+
 
 RECIPES = {
-    "ner": Recipe("ner_hash.jsonnet", "ner/btc/conll2012/train", "ner/btc/conll2012/development", "CC BY 4.0",
-                  "f1-measure-overall", {"EPOCHS": "3", "HEAD_LR": "1e-3", "BETA": "0.005", "CODE_HEAD": "2",
-                                         "SEED": "0"},
+    "ner": Recipe("ner", "ner/btc/conll2012/train", "ner/btc/conll2012/development", "CC BY 4.0",
+                  {"EPOCHS": "3", "HEAD_LR": "1e-3", "BETA": "0.005", "CODE_HEAD": "2", "SEED": "0"},
                   "BTC NER, code-reading head of weight 2, 3 epochs: dev span F1 76.97 (seeds 1, 2: 76.49, 77.46), "
                   "codes alone 76.76", 16),
-    "pos": Recipe("pos_hash.jsonnet", "pos/ud_english_ewt/en_ewt-ud-train.conllu",
-                  "pos/ud_english_ewt/en_ewt-ud-dev.conllu", "CC BY-SA 4.0", "accuracy",
+    "pos": Recipe("pos", "pos/ud_english_ewt/en_ewt-ud-train.conllu",
+                  "pos/ud_english_ewt/en_ewt-ud-dev.conllu", "CC BY-SA 4.0",
                   {"READER": "conllu_pos", "TOKEN_POLICY": "repair", "EPOCHS": "3", "HEAD_LR": "1e-3", "BETA": "0.05",
                    "CODE_HEAD": "1"},
                   "UD EWT POS, code-reading head: dev accuracy 96.20, codes alone 95.78", 28),
-    "parse": Recipe("parse_hash.jsonnet", "const/craft/craft-train.tree", "const/craft/craft-dev.tree",
-                    "CC BY 3.0 (6 articles' text CC BY-NC: see the corpus' PROVENANCE.txt)", "evalb_f1",
+    "parse": Recipe("parse", "const/craft/craft-train.tree", "const/craft/craft-dev.tree",
+                    "CC BY 3.0 (6 articles' text CC BY-NC: see the corpus' PROVENANCE.txt)",
                     {"TOKEN_POLICY": "repair", "MAX_INSTANCES": "6000", "EPOCHS": "3", "HEAD_LR": "1e-3"},
                     "CRAFT parsing, the paper's method on the first 6,000 trees: dev EVALB F1 81.05, codes alone "
                     "79.75", 22),
@@ -167,7 +182,7 @@ def main(argv: Optional[Sequence[str]] = None, console: TextIO = sys.stdout) -> 
     env = {**os.environ, **variables, "PLM": plm_argument(args.plm), "TRAIN_DATA": train, "DEV_DATA": dev}
     if args.threads:
         env.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
-    config = str(resources.path("training_configs", recipe.config))
+    config = str(resources.existing(recipe.config_path))
     shown = " ".join(f"{k}={v}" for k, v in variables.items())
     plm = f"$(python -m bitcode_allennlp.plm {args.plm})" if args.plm in PATHS else args.plm
     typed = (f"PLM={plm} TRAIN_DATA={train} DEV_DATA={dev} {shown} allennlp train "

@@ -136,10 +136,10 @@ CLI_CASES = {
     "config: bad --overrides": Case(TRAIN + ["--overrides", "{"], "--overrides: "),
     # codes: one strict parser in every `bits` subcommand
     "bits stats: signed code": Case(["bits", "stats", "{tmp}/codes.jsonl"],
-                                    "codes.jsonl, line 1: not a hex code: '-7724c'",
+                                    "codes.jsonl, line 1: code 2: not a hex code: '-7724c'",
                                     {"codes.jsonl": codes_file("a3f00c", "-7724c")}),
     "bits index: underscore": Case(["bits", "index", "{tmp}/codes.jsonl", "--out", "{tmp}/index"],
-                                   "codes.jsonl, line 1: not a hex code: '7_724c'",
+                                   "codes.jsonl, line 1: code 1: not a hex code: '7_724c'",
                                    {"codes.jsonl": codes_file("7_724c", "a3f00c")}),
     "bits search: 0x": Case(["bits", "search", "{tmp}/index", "--code", "0x7724"], "--code: not a hex code: '0x7724'",
                             {"codes.jsonl": codes_file("a3f00c", "0b12ff")},

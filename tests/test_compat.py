@@ -415,8 +415,8 @@ def _digest(value) -> str:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_mismatched_indexer_and_embedder_are_the_same_on_both_lines(family):
-    """AllenNLP's own pretrained_transformer_mismatched indexer and embedder (the legacy frozen_transformer_mismatched
-    and old archives use them) give the same ids and vectors under transformers 4.57 and 5.x (MISMATCHED)."""
+    """AllenNLP's own pretrained_transformer_mismatched indexer and embedder (archives made before plm_words use
+    them) give the same ids and vectors under transformers 4.57 and 5.x (MISMATCHED)."""
     from allennlp.data import Token, Vocabulary
     from allennlp.data.token_indexers import PretrainedTransformerMismatchedIndexer
     from allennlp.modules.token_embedders import PretrainedTransformerMismatchedEmbedder

@@ -5,7 +5,8 @@ benchmarks share, `tests/harness/`, stays out of the runtime package).
 
   0 `host/`, and the root's `version`, `resources`, `plm`, `plugin`: the AllenNLP host layer (`plugin`, the name
     AllenNLP imports, loads every module at run time: no import statement) and where files are
-  1 `structs/`, `common/`: the foundation (pure structures and trees, the code format, checks, text)
+  1 `structs/`, `common/`, `tasks/`: the foundation (pure structures and trees, the code format, checks, text; the
+    tasks' plug-ins and their registry)
   2 `modules/`, `data/`, `training/`: components registered with AllenNLP
   3 `model/`, `tagging/`, `parsing/`: what a model is, and the task models on it
   4 `code_stage/`, `bits/`, `spacy_components/`, the root's `api`, `demo`, `recipes` and `__init__` (`load`): stages
@@ -22,7 +23,7 @@ import bitcode_allennlp
 PACKAGE = Path(bitcode_allennlp.__file__).parent
 LAYERS = {
     0: ("host", "version", "resources", "plm", "plugin"),
-    1: ("structs", "common"),
+    1: ("structs", "common", "tasks"),
     2: ("modules", "data", "training"),
     3: ("model", "tagging", "parsing"),
     4: ("code_stage", "bits", "spacy_components", "api", "demo", "recipes", "__init__"),

@@ -2,7 +2,7 @@
 // codes corpus (`allennlp hash-corpus` output, reader `binary_codes`) → `binary_code` embedding (d = K · d/K) →
 // one-layer transformer → the same task head as the hashing stage, with no hash loss and no access to words.
 // Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA CODE_DIM CODE_HEADS
-// CODE_FF CODE_ENCODER CODE_WINDOW CODE_LAYERS CODE_BIT_FLIP CODE_DROPOUT, and EPOCHS (its own default here); the rest
+// CODE_FF CODE_ENCODER CODE_WINDOW CODE_LAYERS CODE_BIT_FLIP, and EPOCHS (its own default here); the rest
 // common.libsonnet's. K is the TRAIN_DATA codes file's (Python reads it from there).
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
@@ -13,7 +13,7 @@ local gcd(a, b) = if b == 0 then a else gcd(b, a % b);
 local unit = K * heads / gcd(K, heads);  // d must split into K bit slices and into the attention heads
 local d = unit * std.ceil(env.num("CODE_DIM") / unit);
 local encoder = env.str("CODE_ENCODER");
-// CODE_FF unset: 2·d (the lstm: d).
+// CODE_FF unset: 2·d.
 local ff(unset) = if env.has("CODE_FF") then env.num("CODE_FF") else unset;
 
 function(model, validation_metric)
@@ -27,7 +27,6 @@ function(model, validation_metric)
         embedding_dim: d,
         // Beyond the paper, training-only noise on the codes (see binary_code_embedder.py); 0 = the paper's model.
         bit_flip: env.num("CODE_BIT_FLIP"),
-        code_dropout: env.num("CODE_DROPOUT"),
       } } },
       encoder: if encoder == "transformer" then {
         type: "pytorch_transformer",
@@ -43,13 +42,6 @@ function(model, validation_metric)
         window: env.num("CODE_WINDOW"),
         num_layers: env.num("CODE_LAYERS"),
         dropout: env.num("DROPOUT"),
-      } else if encoder == "lstm" then {
-        // Beyond the paper: a bidirectional LSTM, CODE_LAYERS layers, CODE_FF / 2 units each way (output CODE_FF).
-        type: "lstm",
-        input_size: d,
-        hidden_size: std.floor(ff(d) / 2),
-        num_layers: env.num("CODE_LAYERS"),
-        bidirectional: true,
       } else error "CODE_ENCODER " + encoder + " is declared but not built here",
       beta: 0,
       two_views: false,

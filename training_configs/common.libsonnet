@@ -61,14 +61,13 @@ local env = import 'env.libsonnet';
   // Beyond the paper (hashing-stage taggers and parsers): CODE_HEAD > 0 adds a code-reading head of that weight
   // (bitcode_allennlp/model/code_head.py): an MLP (CODE_HEAD_DIM hidden units) on sign(s) with a straight-through
   // gradient, trained on the gold per-word labels (the parser's: the trees' POS tags, read with the reader's
-  // tag_field); CODE_HEAD_FLIP (experimental): the head reads the codes with each bit flipped with this probability.
+  // tag_field).
   has_code_head:: env.num("CODE_HEAD") > 0,
   code_head_options:: if $.has_code_head then {
     code_head: {
       type: "mlp",
       weight: env.num("CODE_HEAD"),
       hidden_dim: env.num("CODE_HEAD_DIM"),
-      bit_flip: env.num("CODE_HEAD_FLIP"),
     },
   } else {},
   hash_options:: {

@@ -1,8 +1,8 @@
 // The hashing-stage span parser shared by parse_hash.jsonnet and parse_hash_incremental.jsonnet
 // (paper §3.2, Table 6: beta 0.001, tau 0.1, dropout 0.5, lr 5e-5: their declared defaults).
 // Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA SPAN_MLP_DIM
-// LABEL_MLP_DIM MLP_DROPOUT; the rest common.libsonnet's (the code-reading head's CODE_HEAD CODE_HEAD_DIM
-// CODE_HEAD_FLIP among them).
+// LABEL_MLP_DIM MLP_DROPOUT; the rest common.libsonnet's (the code-reading head's CODE_HEAD CODE_HEAD_DIM among
+// them).
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 

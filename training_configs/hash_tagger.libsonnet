@@ -1,6 +1,6 @@
 // The hashing-stage CRF tagger shared by pos_hash.jsonnet and ner_hash.jsonnet (paper §3–4, Table 6).
 // Variables: docs/configs.md (each with its default); own: TRAIN_DATA DEV_DATA TASK_LOSS; the rest
-// common.libsonnet's (the code-reading head's CODE_HEAD CODE_HEAD_DIM CODE_HEAD_FLIP among them).
+// common.libsonnet's (the code-reading head's CODE_HEAD CODE_HEAD_DIM among them).
 local common = import 'common.libsonnet';
 local env = import 'env.libsonnet';
 

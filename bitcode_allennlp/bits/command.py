@@ -36,7 +36,7 @@ from bitcode_allennlp.bits.probe import format_probe, probe_codes
 from bitcode_allennlp.bits.stats import code_statistics, format_statistics
 from bitcode_allennlp.bits.table import prediction_tables
 from bitcode_allennlp.common.counts import counted
-from bitcode_allennlp.common.code_format import int_to_hex
+from bitcode_allennlp.common.code_value import Codes
 from bitcode_allennlp.host import options
 from bitcode_allennlp.host.outputs import Input, atomic_file, guarded_outputs, model_archive, write_text
 # AllenNLP's classes, or stand-ins in the light `allennlp bits` process that runs without AllenNLP (see host/names.py)
@@ -183,7 +183,7 @@ def _search(args: argparse.Namespace) -> Dict[str, Any]:
         except KeyError as error:
             raise ConfigurationError(str(error.args[0])) from None
         query = (f"word {args.word!r}: {occurrences} occurrences with {distinct} distinct codes; querying its most "
-                 f"frequent code {int_to_hex(code, index.num_bits)} ({count} of the {occurrences})")
+                 f"frequent code {Codes(code, index.num_bits).hex[0]} ({count} of the {occurrences})")
     try:
         if args.radius is not None:
             indices, distances = index.radius(code, args.radius)

@@ -1,10 +1,11 @@
-"""A codes corpus (`allennlp hash-corpus` output, format in `binary_codes_reader`) as flat numpy arrays, one entry
-per word, and the labels each word is read under.
+"""A codes corpus (`allennlp hash-corpus` output) as flat numpy arrays, one entry per word, and the labels each word
+is read under.
 
-Codes are packed into `numpy.uint64` in the format of `bitcode_allennlp.common.code_format` (bit i = head i, head 0 the
-most significant bit, hex = `ceil(K / 4)` digits, parsed by its strict `parse_hex_code`; `hex_to_uint64`,
-`uint64_to_hex`, `pack_bits` and `unpack_bits` are its functions, importable from here too), and K is at most its
-`MAX_BITS` (63), as everywhere else.
+Each line is parsed and checked by `bitcode_allennlp.common.codes_line` (the same check as the `binary_codes`
+reader's, gold trees included). Codes are packed into `numpy.uint64` in the format of
+`bitcode_allennlp.common.code_format` (bit i = head i, head 0 the most significant bit, hex = `ceil(K / 4)` digits);
+`CodesCorpus.code_value` is the corpus's codes as a `Codes` value (hex, bits, signs), and K is at most `MAX_BITS`
+(63), as everywhere else.
 
 Label views of a word (`label_views`):
 
@@ -14,15 +15,14 @@ Label views of a word (`label_views`):
   (BIOES / BIOUL / BIO NER tags, with at least one such tag): `prefix` is P (`O` for `O`), `type` is TYPE (`O` for
   `O`). The letters are kept as the corpus writes them: BIOUL's U and L are BIOES's S and E.
 """
-import json
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from bitcode_allennlp.common.code_format import (
-    MAX_BITS, check_num_bits, hex_to_uint64,
-)
+from bitcode_allennlp.common.code_format import MAX_BITS
+from bitcode_allennlp.common.code_value import Codes
+from bitcode_allennlp.common.codes_line import read_codes_line
 from bitcode_allennlp.common.text_lines import numbered_lines
 from bitcode_allennlp.host.errors import DataFormatError
 
@@ -107,50 +107,13 @@ class CodesCorpus(NamedTuple):
     def __len__(self) -> int:
         return int(self.codes.shape[0])
 
+    @property
+    def code_value(self) -> Codes:
+        """The codes as a `Codes` value, shape (n,) (no copy)."""
+        return Codes(self.codes, self.num_bits)
+
     def word(self, index: int) -> str:
         return self.sentences[int(self.sentence_ids[index])]["words"][int(self.positions[index])]
-
-
-def preterminal_tags(tree_text: str, words: Sequence[str]) -> List[str]:
-    """The preterminal (POS) tag of each word of a one-line PTB tree (with or without `TOP`)."""
-    from nltk import Tree
-
-    from bitcode_allennlp.structs.trees import tree_pos  # depth-safe (nltk's Tree.pos recurses)
-
-    pos = tree_pos(Tree.fromstring(tree_text))
-    if [word for word, _ in pos] != list(words):
-        raise ValueError(f'the words of "tree" are not "words" ({len(pos)} vs {len(words)} words)')
-    return [tag for _, tag in pos]
-
-
-def read_line(record: Any, num_bits: Optional[int]) -> Dict[str, Any]:
-    """Checks one parsed JSON line; returns `words`, `codes` (uint64), `num_bits`, `tags` (or None), `source`."""
-    if not isinstance(record, dict):
-        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
-    codes = record.get("codes")
-    if not isinstance(codes, list) or not codes or not all(isinstance(c, str) for c in codes):
-        raise ValueError('"codes" must be a non-empty list of hex strings')
-    line_bits = record.get("num_bits", num_bits)
-    if line_bits is None:
-        raise ValueError('"num_bits" is missing (and no earlier line gave it)')
-    if num_bits is not None and line_bits != num_bits:
-        raise ValueError(f"codes of {line_bits} bits after lines of {num_bits} bits")
-    packed = hex_to_uint64(codes, check_num_bits(line_bits))
-    words = record.get("words", codes)
-    if not isinstance(words, list) or len(words) != len(codes) or not all(isinstance(w, str) for w in words):
-        raise ValueError(f'"words" must be a list of {len(codes)} strings, one per code')
-    if "tags" in record and "tree" in record:
-        raise ValueError('a line has "tags" (tagging) or "tree" (parsing), not both')
-    tags = None
-    if "tags" in record:
-        tags = record["tags"]
-        if not isinstance(tags, list) or len(tags) != len(codes) or not all(isinstance(t, str) for t in tags):
-            raise ValueError(f'"tags" must be a list of {len(codes)} strings, one per code')
-    elif "tree" in record:
-        if not isinstance(record["tree"], str):
-            raise ValueError('"tree" must be a PTB bracketed string')
-        tags = preterminal_tags(record["tree"], words)
-    return {"words": words, "codes": packed, "num_bits": line_bits, "tags": tags, "source": record.get("source")}
 
 
 def read_codes_corpus(path: str, max_sentences: Optional[int] = None, keep_records: bool = False) -> CodesCorpus:
@@ -173,7 +136,7 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None, keep_recor
     UTF-8 (byte N of the line: ...)``), an empty file, or a file in which some lines have gold labels and others not.
     """
     num_bits: Optional[int] = None
-    codes: List[np.ndarray] = []
+    codes: List[Codes] = []
     sentences: List[Dict[str, Any]] = []
     tags: List[str] = []
     labelled: Optional[bool] = None
@@ -184,23 +147,17 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None, keep_recor
             break
         if decode_error is not None:
             raise decode_error  # DataFormatError(path, line, "invalid UTF-8 (byte N of the line: ...)")
-        try:
-            record = json.loads(text)
-            line = read_line(record, num_bits)
-        except json.JSONDecodeError as error:
-            raise DataFormatError(path, number, f"not JSON ({error.msg} at column {error.colno})") from None
-        except ValueError as error:
-            raise DataFormatError(path, number, str(error)) from None
+        line = read_codes_line(path, number, text, num_bits)  # DataFormatError(path, line, what is wrong)
         if labelled is None:
-            labelled = line["tags"] is not None
-        elif labelled != (line["tags"] is not None):
+            labelled = line.has_gold
+        elif labelled != line.has_gold:
             raise DataFormatError(path, number, "some lines have gold tags or trees and others not")
-        num_bits = line["num_bits"]
-        codes.append(line["codes"])
-        if line["tags"] is not None:
-            tags.extend(line["tags"])
-        sentences.append({"words": line["words"], "source": line["source"] or f"{path}:{number}",
-                          "line": number, **({"record": record} if keep_records else {})})
+        num_bits = line.num_bits
+        codes.append(line.codes)
+        if line.has_gold:
+            tags.extend(line.gold_tags())  # type: ignore[arg-type]
+        sentences.append({"words": line.words, "source": line.source or f"{path}:{number}",
+                          "line": number, **({"record": line.record} if keep_records else {})})
     if not sentences:
         raise DataFormatError(path, None, "empty codes file (expected one JSON object per line)")
     lengths = np.array([len(sentence["words"]) for sentence in sentences], dtype=np.int64)  # (sentences,)
@@ -208,5 +165,6 @@ def read_codes_corpus(path: str, max_sentences: Optional[int] = None, keep_recor
     starts = np.cumsum(lengths) - lengths  # (sentences,)
     positions = (np.arange(int(lengths.sum())) - np.repeat(starts, lengths)).astype(np.int32)  # (n,)
     labels = {view: LabelColumn.from_strings(values) for view, values in label_views(tags).items()} if tags else {}
-    return CodesCorpus(path=str(path), num_bits=int(num_bits), codes=np.concatenate(codes),  # type: ignore[arg-type]
+    packed = np.concatenate([line_codes.packed for line_codes in codes])  # (n,) uint64, writable
+    return CodesCorpus(path=str(path), num_bits=int(num_bits), codes=packed,  # type: ignore[arg-type]
                        sentence_ids=sentence_ids, positions=positions, sentences=sentences, labels=labels)

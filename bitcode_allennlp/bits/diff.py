@@ -12,8 +12,11 @@ import html
 import json
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from bitcode_allennlp.bits.corpus import read_line
-from bitcode_allennlp.common.code_format import check_num_bits, hex_to_bits, hex_to_uint64, num_hex_digits
+import numpy as np
+
+from bitcode_allennlp.common.code_format import check_num_bits, num_hex_digits
+from bitcode_allennlp.common.code_value import Codes
+from bitcode_allennlp.common.codes_line import check_record
 from bitcode_allennlp.common.text_lines import numbered_lines
 
 RED, BLUE, BOLD, RESET = "\x1b[31m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
@@ -42,13 +45,15 @@ class CodeDiff(NamedTuple):
     name_b: str = "B"
 
 
-code_bits = hex_to_bits
-"""A hex code's K bits as 0/1, head 0 first (`bitcode_allennlp.common.code_format.hex_to_bits`)."""
+def code_bits(code: str, num_bits: int) -> List[int]:
+    """A hex code's K bits as 0/1, head 0 first (`Codes.from_hex`, strict)."""
+    return Codes.from_hex([code], num_bits).bit_lists[0]
 
 
 def differing_bits(code_a: str, code_b: str, num_bits: int) -> List[int]:
     """Heads (0 = most significant bit) whose bits differ between two hex codes."""
-    return [i for i, (a, b) in enumerate(zip(code_bits(code_a, num_bits), code_bits(code_b, num_bits))) if a != b]
+    bits = Codes.from_hex([code_a, code_b], num_bits).bits  # (2, K)
+    return np.flatnonzero(bits[0] != bits[1]).tolist()
 
 
 def align(words_a: Sequence[str], words_b: Sequence[str]) -> List[Tuple[Optional[int], Optional[int]]]:
@@ -89,7 +94,7 @@ def diff_codes(
     for words, codes in ((words_a, codes_a), (words_b, codes_b)):
         if len(words) != len(codes):
             raise ValueError(f"{len(words)} words but {len(codes)} codes")
-        hex_to_uint64(codes, num_bits)  # raises on a malformed code
+        Codes.from_hex(codes, num_bits)  # raises on a malformed code: "code 3: not a hex code ..."
     if pair is not None:
         i, j = pair
         if not (0 <= i < len(words_a) and 0 <= j < len(words_b)):
@@ -281,13 +286,13 @@ def codes_from_corpus(path: str, lines: Sequence[int]) -> Tuple[int, List[Dict[s
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}, line {count}: not JSON ({error.msg} at column {error.colno})") from None
         try:
-            record = read_line(value, None)
+            line = check_record(value, None)
         except ValueError as error:
             raise ValueError(f"{path}, line {count}: {error}") from None
-        if num_bits is not None and record["num_bits"] != num_bits:
-            raise ValueError(f"{path}: lines of {num_bits} and {record['num_bits']} bits")
-        num_bits = record["num_bits"]
-        wanted[count] = {"words": record["words"], "codes": value["codes"], "tags": record["tags"],
+        if num_bits is not None and line.num_bits != num_bits:
+            raise ValueError(f"{path}: lines of {num_bits} and {line.num_bits} bits")
+        num_bits = line.num_bits
+        wanted[count] = {"words": line.words, "codes": value["codes"], "tags": line.gold_tags(),
                          "name": f"line {count}"}
     missing = [line for line, value in wanted.items() if value is None]
     if missing:

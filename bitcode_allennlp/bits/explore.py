@@ -31,10 +31,11 @@ import numpy as np
 
 from bitcode_allennlp.bits.corpus import CodesCorpus, distinct_strings, read_codes_corpus
 from bitcode_allennlp.bits.heatmap import FEW_WORDS
-from bitcode_allennlp.common.code_format import num_hex_digits, unpack_bits
+from bitcode_allennlp.common.code_format import num_hex_digits
 from bitcode_allennlp.host.console import shown_path
 from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.host.outputs import replaced_folder
+from bitcode_allennlp.tasks import gold_fields
 
 ASSETS = Path(__file__).with_name("explorer")
 ASSET_FILES = ("index.html", "explorer.js", "explorer.css")
@@ -58,9 +59,11 @@ def _records(corpus: CodesCorpus) -> List[Dict[str, Any]]:
     for sentence in corpus.sentences:
         line = sentence["record"]
         record = {"w": line.get("words", line["codes"]), "c": line["codes"], "n": sentence["line"]}
-        for key in ("tags", "tree", "source"):
-            if key in line:
-                record[key[0] if key != "tree" else "tree"] = line[key]
+        for gold in gold_fields():  # the registered tasks' gold fields (`bitcode_allennlp.tasks`): "t", "tree"
+            if gold.key in line:
+                record[gold.page_key] = line[gold.key]
+        if "source" in line:
+            record["s"] = line["source"]
         records.append(record)
     return records
 
@@ -96,7 +99,7 @@ def _write_explorer(corpus: CodesCorpus, out_dir: Path, codes_path: str, archive
     (data / "sentences").mkdir(parents=True)
     for name in ASSET_FILES:
         shutil.copyfile(ASSETS / name, out_dir / name)
-    bits = unpack_bits(corpus.codes, corpus.num_bits)  # (n, K) uint8
+    bits = corpus.code_value.bits_as(np.uint8)  # (n, K) uint8
     words = [corpus.word(i) for i in range(len(corpus))]
     vocabulary, word_ids = distinct_strings(words)  # (V,), (n,): words kept exactly ("Paris\x00" is not "Paris")
     records = _records(corpus)
@@ -115,13 +118,14 @@ def _write_explorer(corpus: CodesCorpus, out_dir: Path, codes_path: str, archive
         "vocabulary": [str(word) for word in vocabulary],
     }
     (data / "entries.js").write_text(_script("entries", entries), encoding="utf-8")
-    has_trees = any("tree" in record for record in records)
+    modes = [gold.explorer for gold in gold_fields()
+             if gold.explorer and any(gold.page_key in record for record in records)]  # e.g. "parser": trees
     meta = {
         "corpus": shown_path(codes_path), "archive": archive and shown_path(archive), "num_bits": corpus.num_bits,
         "hex_digits": num_hex_digits(corpus.num_bits), "sentences": len(records), "words": len(corpus),
         "distinct_codes": int(np.unique(corpus.codes).shape[0]), "vocabulary": int(len(vocabulary)),
         "shard_sentences": SHARD_SENTENCES, "shards": shards,
-        "task": "parser" if has_trees else ("tags" if corpus.labels else "codes"),
+        "task": modes[0] if modes else ("tags" if corpus.labels else "codes"),
         "views": label_bit_counts(corpus, bits), "bit_ones": bits.sum(axis=0).tolist(), "few_words": FEW_WORDS,
     }
     (data / "meta.js").write_text(_script("meta", meta), encoding="utf-8")

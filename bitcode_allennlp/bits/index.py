@@ -38,7 +38,8 @@ from bitcode_allennlp.bits.faiss_index import (
 from bitcode_allennlp.bits.hamming import candidates, hamming_distances
 from bitcode_allennlp.bits.index_files import FAISS_FILE, FORMAT, INDEX_FILES, INDEX_TYPES, VERSION, IndexFiles
 from bitcode_allennlp.bits.precision import neighbour_label_counts, view_precision
-from bitcode_allennlp.common.code_format import check_code, check_codes, check_num_bits, hex_to_uint64, uint64_to_hex
+from bitcode_allennlp.common.code_format import check_code, check_codes, check_num_bits
+from bitcode_allennlp.common.code_value import Codes, HexCodeError
 from bitcode_allennlp.host.outputs import staged_files
 
 BLOCK_BYTES = 1 << 24
@@ -242,9 +243,11 @@ class HammingIndex:
 
     # -------------------------------------------------------------------------------------------- search
     def parse_code(self, code: str) -> int:
-        """A hex code of this index's K (`ceil(K / 4)` digits, `bitcode_allennlp.common.code_format.parse_hex_code`)
-        to its integer."""
-        return int(hex_to_uint64([code], self.num_bits)[0])
+        """A hex code of this index's K (`ceil(K / 4)` digits, `Codes.from_hex`: strict) to its integer."""
+        try:
+            return Codes.from_hex([code], self.num_bits).ints[0]
+        except HexCodeError as error:
+            raise ValueError(error.reason) from None
 
     def distance_blocks(self, queries: np.ndarray) -> Iterator[Tuple[int, np.ndarray]]:
         """`(start, distances)` for consecutive blocks of `queries` (q,); `distances` (block, n) uint8."""
@@ -426,7 +429,7 @@ class HammingIndex:
                                                     f"got {label} (entry {index})")
             labels[view] = column.names[label]
         return {"index": int(index), "distance": None if distance is None else int(distance),
-                "code": uint64_to_hex([self.codes[index]], self.num_bits)[0],
+                "code": Codes(self.codes[index], self.num_bits).hex[0],
                 "word": sentence["words"][position],
                 "labels": labels,
                 "sentence_id": sentence_id, "position": position, "sentence": sentence["words"],

@@ -66,7 +66,7 @@ import numpy as np
 from bitcode_allennlp.bits.corpus import CodesCorpus, distinct_strings
 from bitcode_allennlp.bits.hamming import hamming_distances
 from bitcode_allennlp.bits.stats import pairs
-from bitcode_allennlp.common.code_format import unpack_bits
+from bitcode_allennlp.common.code_value import Codes
 
 logger = logging.getLogger(__name__)
 
@@ -366,7 +366,7 @@ def probe_codes(train: CodesCorpus, dev: CodesCorpus, options: Optional[ProbeOpt
     priority = label_priority(np.bincount(y_train, minlength=num_labels))  # (L,)
     words, train_words, dev_words = word_ids(train, dev)  # (T,), (n,), (m,)
     accuracy, seen = majority_accuracies(train, dev, train_words, dev_words, y_train, y_dev, priority, options.ks)
-    train_bits = unpack_bits(train.codes, train.num_bits)  # (n, K)
+    train_bits = train.code_value.bits_as(np.uint8)  # (n, K)
     probes, steps = probe_accuracies(train, dev, train_bits, y_train, y_dev, num_labels, options)
     return {
         "train": train.path, "dev": dev.path, "num_bits": train.num_bits, "label_view": view, "labels": num_labels,
@@ -449,7 +449,7 @@ def probe_accuracies(train: CodesCorpus, dev: CodesCorpus, train_bits: np.ndarra
     `(accuracy, steps)`: `{"linear_word", "linear_window3", "mlp_word", "mlp_window3"}`, and the optimizer steps
     of each probe.
     """
-    dev_bits = unpack_bits(dev.codes, train.num_bits)  # (m, K)
+    dev_bits = Codes(dev.codes, train.num_bits).bits_as(np.uint8)  # (m, K)
     train_signs = 2.0 * train_bits.astype(np.float32) - 1.0  # (n, K)
     dev_signs = 2.0 * dev_bits.astype(np.float32) - 1.0  # (m, K)
     inputs = {"word": (train_signs, dev_signs),

@@ -42,7 +42,6 @@ import numpy as np
 from bitcode_allennlp.bits.corpus import PREFIX_ORDER, CodesCorpus, LabelColumn, OUTSIDE
 from bitcode_allennlp.bits.explain import WIDTH, bit_meanings, bit_ranking, format_explanation
 from bitcode_allennlp.common.counts import counted
-from bitcode_allennlp.common.code_format import unpack_bits
 
 
 NEAR_CONSTANT = 0.1
@@ -212,7 +211,7 @@ def code_statistics(corpus: CodesCorpus) -> Dict[str, Any]:
     """All statistics of a codes corpus as a JSON-able dict (keys in the module docstring)."""
     codes, num_bits = corpus.codes, corpus.num_bits
     n = len(corpus)
-    bits = unpack_bits(codes, num_bits)  # (n, K)
+    bits = corpus.code_value.bits_as(np.uint8)  # (n, K)
     _, code_ids, code_counts = np.unique(codes, return_inverse=True, return_counts=True)  # (C,), (n,), (C,)
     code_ids = code_ids.reshape(-1)  # (n,)
     p = bits.mean(0, dtype=np.float64)  # (K,)

@@ -2,7 +2,9 @@
 
 Each bit i owns a learned vector b_i ∈ R^{d/K}; a code flips the bits' vectors by its signs and concatenates
 them. Built, not looked up: K·d/K = d parameters instead of a 2^K × d table. Input: the `binary_code` indexer's bits.
-Beyond the paper, two training-only noises (off by default): `bit_flip` and `code_dropout`.
+Beyond the paper, a training-only noise (off by default): `bit_flip`. Whole-code dropout (`code_dropout`, config
+variable `CODE_DROPOUT`) was removed in 0.3.0, measured no help (CHANGELOG.md); archives that name it load without
+it (`host/retired.py`).
 """
 from typing import Optional
 
@@ -31,22 +33,17 @@ class BinaryCodeEmbedder(TokenEmbedder):
         Beyond the paper, training only: each bit of each word is flipped with this probability. The train codes come
         from a hashing model trained on the same sentences, so they are cleaner than the dev codes; noise on them
         teaches the validation model not to trust one code fully.
-    code_dropout : `float`, optional (default = `0.0`)
-        Beyond the paper, training only: a word's whole embedding is zeroed with this probability (word dropout), so
-        the encoder learns to label a word from its neighbours' codes.
     """
 
-    def __init__(self, num_bits: int, embedding_dim: int, bit_flip: float = 0.0, code_dropout: float = 0.0) -> None:
+    def __init__(self, num_bits: int, embedding_dim: int, bit_flip: float = 0.0) -> None:
         super().__init__()
         if num_bits < 1 or embedding_dim % num_bits != 0:
             raise ConfigurationError(f"embedding_dim ({embedding_dim}) must be a positive multiple of num_bits "
                                      f"({num_bits}): each bit gets embedding_dim / num_bits dimensions")
         check_range("bit_flip", bit_flip, 0, 1, high_open=True)
-        check_range("code_dropout", code_dropout, 0, 1, high_open=True)
         self.num_bits = num_bits
         self.embedding_dim = embedding_dim
         self.bit_flip = bit_flip
-        self.code_dropout = code_dropout
         self.bit_embeddings = torch.nn.Parameter(torch.randn(num_bits, embedding_dim // num_bits))  # (K, d/K)
 
     def get_output_dim(self) -> int:
@@ -62,9 +59,6 @@ class BinaryCodeEmbedder(TokenEmbedder):
             signs = flip_signs(signs, self.bit_flip)  # (batch, words, K)
         flipped = signs.unsqueeze(-1) * self.bit_embeddings  # (batch, words, K, d/K)
         embedded = flipped.flatten(-2)  # (batch, words, d)
-        if self.training and self.code_dropout > 0:
-            kept = torch.rand_like(signs[..., :1]) >= self.code_dropout  # (batch, words, 1)
-            embedded = embedded * kept.to(embedded.dtype)  # (batch, words, d)
         if mask is not None:
             embedded = embedded * mask.unsqueeze(-1).to(embedded.dtype)  # (batch, words, d)
         return embedded

@@ -5,13 +5,15 @@ Bit i is head i of the hashing model, head 0 the most significant bit (`bitcode_
 """
 from typing import Dict, List, Sequence
 
+import numpy as np
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
 from allennlp.data.token_indexers import TokenIndexer
 from allennlp.data.token_indexers.token_indexer import IndexedTokenList
 
-from bitcode_allennlp.common.code_format import check_num_bits, hex_to_int
+from bitcode_allennlp.common.code_format import check_num_bits
+from bitcode_allennlp.common.code_value import Codes
 from bitcode_allennlp.common.batch_tensors import left_aligned
 
 
@@ -33,13 +35,13 @@ class BinaryCodeIndexer(TokenIndexer):
     def __init__(self, num_bits: int, token_min_padding_length: int = 0) -> None:
         super().__init__(token_min_padding_length)
         self.num_bits = check_num_bits(num_bits, error=ConfigurationError)
-        self._shifts = torch.arange(num_bits - 1, -1, -1)  # (K,) head 0 is the most significant bit
 
     def count_vocab_items(self, token: Token, counter: Dict[str, Dict[str, int]]) -> None:
         pass  # codes are not looked up
 
     def tokens_to_indices(self, tokens: List[Token], vocabulary: Vocabulary) -> IndexedTokenList:
-        return {"codes": [hex_to_int(token.text, self.num_bits) for token in tokens], "mask": [True] * len(tokens)}
+        codes = Codes.from_hex([token.text for token in tokens], self.num_bits)  # (words,)
+        return {"codes": codes.ints, "mask": [True] * len(tokens)}
 
     def get_empty_token_list(self) -> IndexedTokenList:
         return {"codes": [], "mask": []}
@@ -48,9 +50,8 @@ class BinaryCodeIndexer(TokenIndexer):
         self, tokens: IndexedTokenList, padding_lengths: Dict[str, int]
     ) -> Dict[str, torch.Tensor]:
         length = padding_lengths["bits"]
-        codes = torch.zeros(length, dtype=torch.long)  # (words,) packed codes, 0 at padding
-        codes[: len(tokens["codes"])] = torch.tensor(tokens["codes"], dtype=torch.long)
-        bits = (codes.unsqueeze(-1) >> self._shifts) & 1  # (words, K)
+        codes, _ = left_aligned([tokens["codes"]], length)  # (1, words) packed codes, 0 at padding
+        bits = torch.from_numpy(Codes(codes[0], self.num_bits).bits_as(np.int64))  # (words, K), head 0 first
         mask = torch.arange(length) < len(tokens["mask"])  # (words,)
         return {"bits": bits, "mask": mask}
 
@@ -66,5 +67,5 @@ class BinaryCodeIndexer(TokenIndexer):
         """
         rows = [tokens["codes"] for tokens in token_lists]
         codes, mask = left_aligned(rows, max([self._token_min_padding_length, *map(len, rows)]))  # (batch, words)
-        bits = (codes[:, :, None] >> self._shifts.numpy()) & 1  # (batch, words, K)
+        bits = Codes(codes, self.num_bits).bits_as(np.int64)  # (batch, words, K), head 0 first
         return {"bits": torch.from_numpy(bits), "mask": torch.from_numpy(mask)}

@@ -10,8 +10,7 @@ with `"tags"` (taggers) or `"tree"` (parsers: the gold tree as one-line PTB text
 gold). The `"tokens"` field holds the hex codes, indexed by `binary_code` (no vocabulary); the words go only to
 the metadata (for printing trees and outputs), so the validation-stage model never sees them.
 """
-import json
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, Token
@@ -19,12 +18,12 @@ from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextF
 from allennlp.data.token_indexers import TokenIndexer
 from nltk import Tree
 
-from bitcode_allennlp.common.code_format import hex_to_int
+from bitcode_allennlp.common.codes_line import read_codes_line
 from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.data.dataset_readers.tagging_reader import TaggingDatasetReader, resolve_path
 from bitcode_allennlp.common.text_lines import NumberedLine, numbered_lines
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import span_fields
-from bitcode_allennlp.structs.trees import ROOT_LABEL, check_tree, tree_leaves, tree_pos, tree_to_string
+from bitcode_allennlp.structs.trees import ROOT_LABEL, tree_pos, tree_to_string
 from bitcode_allennlp.code_stage.binary_code_indexer import BinaryCodeIndexer
 
 
@@ -77,64 +76,17 @@ class BinaryCodesDatasetReader(TaggingDatasetReader):
             raise DataFormatError(path, 1, "empty codes file (expected one JSON object per line)")
 
     def _parse_item(self, item: Tuple[str, NumberedLine]) -> Dict[str, Any]:  # type: ignore[override]
-        """One line → `codes`, `words`, `source`, and `tags` or `tree` (an `nltk.Tree` without `TOP`) if given."""
+        """One line → `codes` (hex, as written), `words`, `source`, and `tags` or `tree` (an `nltk.Tree` without
+        `TOP`) if given, checked by `bitcode_allennlp.common.codes_line` (shared with `allennlp bits`)."""
         path, line = item
-        number = line.number
-
-        def error(message: str) -> DataFormatError:
-            return DataFormatError(path, number, message)
-
-        try:
-            record = json.loads(line.text)
-        except json.JSONDecodeError as decode_error:
-            raise error(f"not JSON ({decode_error.msg} at column {decode_error.colno})") from None
-        if not isinstance(record, dict):
-            raise error(f"expected a JSON object, got {type(record).__name__}")
-        codes = record.get("codes")
-        if not isinstance(codes, list) or not codes or not all(isinstance(c, str) for c in codes):
-            raise error('"codes" must be a non-empty list of hex strings')
-        if record.get("num_bits", self.num_bits) != self.num_bits:
-            raise error(f'codes of {record["num_bits"]!r} bits, but the reader expects num_bits={self.num_bits} '
-                        f"(set K to the hashing model's number of bits)")
-        for position, code in enumerate(codes):
-            try:
-                hex_to_int(code, self.num_bits)
-            except ValueError as bad:
-                raise error(f"code {position + 1}: {bad}") from None
-        words = record.get("words", codes)
-        if not isinstance(words, list) or len(words) != len(codes) or not all(isinstance(w, str) for w in words):
-            raise error(f'"words" must be a list of {len(codes)} strings, one per code')
-        source = record.get("source") or f"{path}:{number}"
-        sentence: Dict[str, Any] = {"codes": codes, "words": words, "source": source}
-        if "tags" in record and "tree" in record:
-            raise error('a line has "tags" (tagging) or "tree" (parsing), not both')
-        if "tags" in record:
-            tags = record["tags"]
-            if not isinstance(tags, list) or len(tags) != len(codes) or not all(isinstance(t, str) for t in tags):
-                raise error(f'"tags" must be a list of {len(codes)} strings, one per code')
-            sentence["tags"] = tags
-        if "tree" in record:
-            sentence["tree"] = self._tree(record["tree"], words, error)
+        parsed = read_codes_line(path, line.number, line.text, self.num_bits, fixed=True)
+        sentence: Dict[str, Any] = {"codes": parsed.record["codes"], "words": parsed.words,
+                                    "source": parsed.source or f"{path}:{line.number}"}
+        if parsed.tags is not None:
+            sentence["tags"] = parsed.tags
+        if parsed.tree is not None:
+            sentence["tree"] = parsed.tree
         return sentence
-
-    @staticmethod
-    def _tree(text: Any, words: List[str], error) -> Tree:
-        if not isinstance(text, str):
-            raise error('"tree" must be a PTB bracketed string')
-        try:
-            tree = Tree.fromstring(text)
-        except ValueError as bad:
-            raise error(f'"tree" is not a bracketed tree: {bad}') from None
-        if tree.label() == ROOT_LABEL and len(tree) == 1 and isinstance(tree[0], Tree):
-            tree = tree[0]
-        try:
-            check_tree(tree)
-        except ValueError as bad:
-            raise error(f'"tree": {bad}') from None
-        leaves = tree_leaves(tree)
-        if leaves != words:
-            raise error(f'the words of "tree" are not "words" ({len(leaves)} vs {len(words)} words)')
-        return tree
 
     def _instance(self, parsed: Dict[str, Any]) -> Instance:  # type: ignore[override]
         return self.text_to_instance(parsed["codes"], words=parsed["words"], tags=parsed.get("tags"),

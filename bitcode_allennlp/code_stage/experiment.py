@@ -34,22 +34,37 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, TextIO, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, TextIO, Tuple
 
 from bitcode_allennlp import resources
+from bitcode_allennlp import tasks as registered_tasks
 from bitcode_allennlp.host.config_variables import variables_read
+from bitcode_allennlp.host.retired import environment_problem
 
 CONFIGS = resources.path("training_configs", check=False)
 """The repository's configs, or their copy in an installed package (`bitcode_allennlp.resources`)."""
 FIXTURES = resources.path("fixtures", "data", check=False)
 
-TASKS: Dict[str, Dict[str, Any]] = {
-    "ner": {"metric": "f1-measure-overall", "train": FIXTURES / "conll2012/train",
-            "dev": FIXTURES / "conll2012/development"},
-    "pos": {"metric": "accuracy", "train": FIXTURES / "ptb/craft_train.tree", "dev": FIXTURES / "ptb/craft_dev.tree"},
-    "parse": {"metric": "evalb_f1", "train": FIXTURES / "ptb/craft_train.tree",
-              "dev": FIXTURES / "ptb/craft_dev.tree"},
-}
+
+
+class _FixtureTasks(Mapping):
+    """The registered tasks (`bitcode_allennlp.tasks`), read when asked (a task registered later is in it): name ->
+    `{"metric", "train", "dev"}`, its metric and fixture corpora."""
+
+    def __getitem__(self, name: str) -> Dict[str, Any]:
+        task = registered_tasks.TASKS[name]
+        return {"metric": task.metric, "train": task.fixtures[0], "dev": task.fixtures[1]}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(registered_tasks.TASKS))
+
+    def __len__(self) -> int:
+        return len(registered_tasks.TASKS)
+
+
+TASKS: Mapping = _FixtureTasks()
+"""Task name -> `{"metric", "train", "dev"}` (the registry's, `bitcode_allennlp.tasks`)."""
+
 
 def config_variables(configs: Path = CONFIGS) -> Set[str]:
     """
@@ -326,7 +341,7 @@ class Experiment:
         num_bits = int(config["model"]["encoder"].get("num_bits", 24))
         codes = self.reannotate(archive, config)
         code_dir = self.validation_stage(codes)
-        metric = TASKS[self.task]["metric"]
+        metric = registered_tasks.named(self.task).metric
         scores = self.evaluate(archive, config, codes, code_dir)
         diagnostics = self.diagnose(codes) if self.probe else None
         hashing_run = archive.parent
@@ -349,7 +364,7 @@ class Experiment:
         hashing_dir = self.out / "hashing"
         variables = {"TRAIN_DATA": str(self.splits["train"]), "DEV_DATA": str(self.splits["dev"]),
                      **({"PLM": self.plm} if self.plm else {}), **self.hashing_vars}
-        hashing_config = resources.existing(CONFIGS / f"{self.task}_hash.jsonnet")
+        hashing_config = resources.existing(registered_tasks.named(self.task).config("hash"))
         self.allennlp("hashing_train", ["train", hashing_config, "-s", hashing_dir, self.fresh_or_resume(hashing_dir)],
                       variables, done=self.trained(hashing_dir))
         return hashing_dir / "model.tar.gz"
@@ -375,7 +390,7 @@ class Experiment:
         code_dir = self.out / "validation"
         variables = {"TRAIN_DATA": str(codes / "train.jsonl"), "DEV_DATA": str(codes / "dev.jsonl"),
                      **self.code_vars}
-        code_config = resources.existing(CONFIGS / f"{self.task}_code.jsonnet")
+        code_config = resources.existing(registered_tasks.named(self.task).config("code"))
         self.allennlp("validation_train", ["train", code_config, "-s", code_dir, self.fresh_or_resume(code_dir)],
                       variables, done=self.trained(code_dir))
         return code_dir
@@ -384,7 +399,7 @@ class Experiment:
                  ) -> Dict[str, Dict[str, float]]:
         """4. Both stages scored on the same sentences of each split but train: stage -> split -> the task's metric."""
         scores: Dict[str, Dict[str, float]] = {"hashing": {}, "validation": {}}
-        metric = TASKS[self.task]["metric"]
+        metric = registered_tasks.named(self.task).metric
         # An archive from before the configs had an uncapped validation reader scores with its capped reader: give
         # it one (its training reader without the cap), so both stages score the very same sentences.
         uncapped = []
@@ -452,8 +467,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     if args.deadline is not None and (args.deadline <= 0 or args.in_process):
         parser.error("--deadline takes seconds above 0, and subprocess steps (not --in-process)")
     for item in [*args.set, *args.code_set]:
-        if "=" not in item or item.split("=", 1)[0] not in CONFIG_VARIABLES:
-            parser.error(f"{item!r} is not VAR=VALUE with VAR one of {', '.join(sorted(CONFIG_VARIABLES))}")
+        retired = environment_problem(dict([item.split("=", 1)])) if "=" in item else None  # e.g. CODE_DROPOUT
+        if "=" not in item or retired or item.split("=", 1)[0] not in CONFIG_VARIABLES:
+            parser.error(retired or f"{item!r} is not VAR=VALUE with VAR one of {', '.join(sorted(CONFIG_VARIABLES))}")
     plm = args.plm
     if plm == "minilm":
         from bitcode_allennlp.plm import minilm_path

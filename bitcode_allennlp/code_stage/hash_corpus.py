@@ -57,10 +57,11 @@ from allennlp.nn import util as nn_util
 
 from bitcode_allennlp.code_stage.shards import (CodesRecord, check_same_model, check_shard, file_sha256,
                                                 input_fingerprint, merge_shards, meta_path, shard_of, write_meta)
-from bitcode_allennlp.common.code_format import ints_to_hex
+from bitcode_allennlp.common.code_value import Codes
 from bitcode_allennlp.host import options
 from bitcode_allennlp.host.errors import DataFormatError
 from bitcode_allennlp.model.hashing_model import HashingModel
+from bitcode_allennlp.tasks import gold_fields
 from bitcode_allennlp.host.outputs import Input, check_output, model_archive, output_lock
 from bitcode_allennlp.data.samplers.token_budget import TokenBudgetBatchSampler
 
@@ -169,11 +170,13 @@ def _memo_intra_word_tokenize(tokenizer: PretrainedTransformerTokenizer):
 
 
 def gold_record(instance: Instance) -> Dict[str, Any]:
-    """The gold annotation of an instance of our readers: `{"tags": [...]}`, `{"tree": "(TOP ...)"}` or `{}`."""
-    if "tags" in instance.fields:
-        return {"tags": list(instance["tags"].labels)}  # type: ignore[attr-defined]
-    gold_tree = instance["metadata"].metadata.get("gold_tree")  # type: ignore[attr-defined]
-    return {"tree": gold_tree} if gold_tree is not None else {}
+    """The gold annotation of an instance of our readers: `{"tags": [...]}`, `{"tree": "(TOP ...)"}` or `{}`: the
+    first of the registered tasks' gold fields that the instance has (`bitcode_allennlp.tasks.Gold`)."""
+    for gold in gold_fields():
+        value = gold.from_instance(instance)
+        if value is not None:
+            return {gold.key: value}
+    return {}
 
 
 @dataclass(frozen=True)
@@ -379,8 +382,9 @@ def _code_chunk(model: HashingModel, reader: DatasetReader, chunk: List[Instance
         batch = Batch([inputs[index] for index in group])
         tensors = nn_util.move_to_device(batch.as_tensor_dict(), cuda_device)
         ints, mask = model.predict_codes(tensors["tokens"])  # (batch, words), (batch, words)
+        batch_codes = Codes(ints.cpu(), model.num_bits)  # type: ignore[arg-type]  # (batch, words)
         for row, index in enumerate(group):
-            codes[index] = ints_to_hex(ints[row, : lengths[index]].cpu(), model.num_bits)  # type: ignore[arg-type]
+            codes[index] = batch_codes[row, : lengths[index]].hex
     lines = []
     for instance, hex_codes in zip(chunk, codes):
         metadata = instance["metadata"].metadata  # type: ignore[attr-defined]

@@ -24,6 +24,9 @@ that takes packed codes or bits, here, in `bitcode_allennlp.common.codes` (torch
   `bitcode_allennlp.common.checks`, ``<argument> must be <what>, got <value> (<where>)``, naming the first offending
   value and its position (``entry 3``; ``entry [0, 3]`` in a 2-D array).
 
+Callers go through `bitcode_allennlp.common.code_value.Codes`, the one value of codes, whose internals these
+functions are (the check and `num_hex_digits` describe the format and are used directly).
+
 The checks are vectorised (a min and a max per array); an array already of the right dtype costs no copy, and
 `check_codes` without K (uint64 codes of any width) costs nothing for a uint64 array.
 """

@@ -14,6 +14,9 @@ defined once, in `bitcode_allennlp.common.code_format`; this module adds the tor
 * **ints** -- one non-negative ``int64`` per word, packed as `code_format` says (head 0 the most significant bit),
   ``K <= 63``.
 
+These functions are the torch internals of `bitcode_allennlp.common.code_value.Codes`, through which modules
+convert codes (`flip_signs`, training noise on ±1 codes, is used directly).
+
 No AllenNLP imports: this module is used by the reader, the predictor and the spaCy component alike. torch is
 imported by the functions that need it, so that importing this module for the format's names costs nothing (the
 light `allennlp bits` process, `bitcode_allennlp.bits.light`, runs without torch).

@@ -23,13 +23,14 @@ The serialization folder's `config.json` keeps the original `model_name` (`trans
 its key), so `allennlp train --recover` and the record of what was trained are unchanged.
 
 The same patch checks what `load_archive` is given before AllenNLP builds anything (`check_archive`): a folder or
-`model.tar.gz` whose `config.json` is not a JSON object with `model` and `dataset_reader` objects, or that holds no
-weights (`weights.th` or `best.th`, unless `weights_file` is given), raises `ArchiveError` ``<archive>: <what is
-wrong>`` (a `ConfigurationError`: one line through the `allennlp` command) instead of AllenNLP's `AttributeError`.
-A `model.tar.gz` is read as a stream up to its config and weights entries (the first two of AllenNLP's archives),
-not extracted; one that cannot be read at all (empty, truncated, not a gzipped tar) is left to
-`bad_input.extracted_archive`, which names what is wrong. Standard library only at import time (imported while
-AllenNLP loads).
+`model.tar.gz` whose `config.json` is not a JSON object with `model` and `dataset_reader` objects, that names a
+retired option archives cannot load with (`bitcode_allennlp.host.retired`; the keys of retired training-only options
+are left out when the model is built), or that holds no weights (`weights.th` or `best.th`, unless `weights_file` is
+given), raises `ArchiveError` ``<archive>: <what is wrong>`` (a `ConfigurationError`: one line through the
+`allennlp` command) instead of AllenNLP's `AttributeError`. A `model.tar.gz` is read as a stream up to its config
+and weights entries (the first two of AllenNLP's archives), not extracted; one that cannot be read at all (empty,
+truncated, not a gzipped tar) is left to `bad_input.extracted_archive`, which names what is wrong. Standard library
+only at import time (imported while AllenNLP loads).
 """
 import contextvars
 import json
@@ -47,6 +48,7 @@ from bitcode_allennlp.host.archive_files import (CONFIG_NAME, SOURCES_NAME, TRAN
                                                   frozen_names, model_name_params, portable_key, read_sources,
                                                   write_archive)
 from bitcode_allennlp.host.patching import patch
+from bitcode_allennlp.host.retired import archive_problem, drop_retired_keys
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +173,7 @@ def config_problem(text: Union[str, bytes], overrides: Any = "") -> Optional[str
     if not isinstance(config, dict):
         return (f"not a model archive: its {CONFIG_NAME} is a JSON {_json_type(config)}, not an object with "
                 "\"model\" and \"dataset_reader\"")
-    refused = _refused_setting(config)
+    refused = _refused_setting(config) or archive_problem(config)
     if refused is not None:
         return refused
     if overrides:
@@ -370,6 +372,11 @@ def untrusted_config(archive: Union[str, os.PathLike]) -> Iterator[None]:
         _LOADING.reset(token)
 
 
+def loading_archive() -> bool:
+    """Whether `load_archive` is building from an archive in this context (`untrusted_config`)."""
+    return _LOADING.get() is not None
+
+
 def plain_json_file(filename: str, archive: str) -> str:
     """The text of an archive's config file when it is plain JSON; `ArchiveError` naming `archive` otherwise."""
     from bitcode_allennlp.host.errors import ArchiveError
@@ -478,6 +485,7 @@ def install_self_contained_archives(module) -> None:
     def model_from_archive(original):
         def _load_model(config, weights_path, serialization_dir, cuda_device):
             use_archived_transformers(config, serialization_dir)
+            drop_retired_keys(config.params)  # training-only options of 0.2 archives (host/retired.py)
             return original(config, weights_path, serialization_dir, cuda_device)
 
         return _load_model

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 logger = logging.getLogger(__name__)
 
-FROZEN_TYPES = ("frozen_plm_words", "frozen_transformer_mismatched")
+FROZEN_TYPES = ("frozen_plm_words",)
 """Embedders of a frozen PLM: its weights are not in the archive, they are read from `model_name` at load time."""
 ARCHIVE_PREFIX = "archive:"
 """The portable name of a local PLM folder whose copy is in the archive: `archive:<folder under transformers/>`."""

@@ -48,17 +48,18 @@ The fixes (each has a test in ``tests/test_compat.py``):
     that keyword. Safe: AllenNLP passes ``add_special_tokens`` explicitly on every encode call.
 ``tokenizer_methods``
     transformers 5 removed ``encode_plus`` and ``batch_encode_plus`` from every tokenizer, and
-    ``build_inputs_with_special_tokens`` from all but the Python ("slow") ones. AllenNLP's ``pretrained_transformer*``
-    tokenizer and indexers call them (and so its embedders, our legacy ``frozen_transformer_mismatched`` and archives
-    made with them). When ``PreTrainedTokenizerBase`` lacks them we add ``encode_plus`` (one text or pair) and
+    ``build_inputs_with_special_tokens`` from all but the Python ("slow") ones. AllenNLP's
+    ``pretrained_transformer*`` tokenizer and indexers call them (and so its embedders, and archives made with
+    them). When ``PreTrainedTokenizerBase`` lacks them we add ``encode_plus`` (one text or pair) and
     ``batch_encode_plus`` (texts, or (text, pair) tuples) as thin wrappers over ``__call__``, and
     ``build_inputs_with_special_tokens`` read off the tokenizer itself: it encodes "a" (and "b") with special tokens
     and puts the given ids where the texts' pieces were. Safe: for every fixture family the ids, AllenNLP's
     reverse-engineered special tokens and the mismatched embedder's vectors are those of transformers 4.57
     (``tests/test_compat.py``), and the template matches transformers 4's hand-written methods. One difference:
-    transformers 4's generic ``PreTrainedTokenizerFast`` (the ModernBERT and Llama-3 fixtures) added no special tokens
-    there, so AllenNLP's folding of long inputs (``max_length``) failed its own assertion; those now get the model's
-    template. A list passed to ``encode_plus`` without ``is_split_into_words`` is refused, not read as a batch.
+    transformers 4's generic ``PreTrainedTokenizerFast`` (the ModernBERT and Llama-3 fixtures) added no special
+    tokens there, so AllenNLP's folding of long inputs (``max_length``) failed its own assertion; those now get the
+    model's template. A list passed to ``encode_plus`` without ``is_split_into_words`` is refused, not read as a
+    batch.
 ``spacy_offline``
     ``get_spacy_model`` runs ``spacy download`` when a model is missing; there is no network here and spaCy 3.8
     models are not on PyPI. We fall back to ``spacy.blank(lang)`` (with a warning) and accept names

@@ -4,7 +4,7 @@ means). The only place a default is written: the configs (`training_configs/*.js
 filled in, from `bitcode_allennlp.host.config_variables.config_settings`, and write none themselves."""
 from typing import Dict, Optional, Tuple
 
-from bitcode_allennlp.host.config_kinds import (FROM_CODES, Group, Variable, _bool, _choice, _int, _num,
+from bitcode_allennlp.host.config_kinds import (FROM_CODES, Group, Retired, Variable, _bool, _choice, _int, _num,
                                                 _probability)
 
 FIXTURE_DATA: Dict[str, Tuple[str, str]] = {
@@ -23,10 +23,9 @@ def _fixtures(split: str) -> Tuple[Tuple[str, Optional[str]], ...]:
     return tuple((config, "fixtures/data/" + paths[split == "dev"]) for config, paths in FIXTURE_DATA.items())
 
 
-REPRODUCTION = ("[REPRODUCTION.md](../REPRODUCTION.md"
-                "#headline-full-data-results-fine-tuned-minilm-entire-train-files-2-cpu-cores)")
-RESULTS = "`benchmarks/results/full_data/"
-"""Where the measurements of the experimental options are (links and result files, from docs/configs.md)."""
+MEASURED = "measured no help: REPRODUCTION.md, BTC NER"
+"""Where the retired options were measured (REPRODUCTION.md's headline results and its "Why the gap" paragraph,
+`benchmarks/results/full_data/btc_ner_codehead2_e3_hflip01.json`, `btc_ner_validation_noise.json`)."""
 
 
 GROUPS: Tuple[Group, ...] = (
@@ -110,39 +109,22 @@ GROUPS: Tuple[Group, ...] = (
           "of `CODE_HEAD_DIM` hidden units on sign(s) with a straight-through gradient, trained on the gold "
           "per-word labels (for parsing the trees' POS tags, then read too); it pushes the task into the bits; "
           "`code_head_accuracy` is logged"),
-    Group((_probability("CODE_HEAD_FLIP", "0"),),
-          "beyond the paper, with `CODE_HEAD` > 0, training only: the code-reading head reads the codes with each "
-          "bit flipped with this probability (labels kept apart in Hamming space)",
-          experimental="BTC NER, one seed: `CODE_HEAD_FLIP=0.1` on the 3-epoch `CODE_HEAD=2` command lowers both "
-          "stages, hashing / validation 75.73 / 75.50 against 76.97 / 76.76 (" + REPRODUCTION + ", row \"the 3-epoch "
-          "`CODE_HEAD=2` command, `SEED=0`, with the head reading flipped bits\"; " + RESULTS
-          + "btc_ner_codehead2_e3_hflip01.json`)"),
     Group((_int("SPAN_MLP_DIM", "500"), _int("LABEL_MLP_DIM", "100"), _probability("MLP_DROPOUT", "0.33")),
           "parsers (both stages): hidden sizes of the span and label MLPs, their dropout"),
     Group((_choice("BOUNDARY", "split", "split", "left"),),
           "validation-stage parser: its fenceposts, `split` as the hashing-stage parser's, `left` for codes of an "
           "incremental model (the hashing-stage parser takes `left` from `CAUSAL`)"),
-    Group((_int("CODE_DIM", "128"), _int("CODE_HEADS", "4"), _int("CODE_FF", None, 2, shown="2·d (`lstm`: d)")),
+    Group((_int("CODE_DIM", "128"), _int("CODE_HEADS", "4"), _int("CODE_FF", None, 2, shown="2·d")),
           "validation stage: d, rounded up to a multiple of K and of the heads (144 for K = 24, 0.18M parameters "
           "for POS; `CODE_DIM=256` gives the paper's size, 0.58M); attention heads; feed-forward size"),
-    Group((_choice("CODE_ENCODER", "transformer", "transformer", "window", "lstm", experimental={"lstm": (
-               "validation stage, beyond the paper: a `CODE_LAYERS`-layer bidirectional LSTM in place of the "
-               "transformer, `CODE_FF` / 2 units each way (`CODE_FF` defaults to d here)",
-               "BTC NER, validation stage on the `CODE_HEAD=2` codes: 75.54, and 75.89 with `CODE_BIT_FLIP=0.2`, "
-               "against the transformer's 75.49 and 76.41 (means over seeds; " + REPRODUCTION + ", \"Why the gap\" "
-               "paragraph; " + RESULTS + "btc_ner_validation_noise.json`)")}),
+    Group((_choice("CODE_ENCODER", "transformer", "transformer", "window"),
            _int("CODE_WINDOW", "1", 0), _int("CODE_LAYERS", "1")),
           "validation stage: the paper's one-layer transformer, or `window` (beyond the paper: `CODE_LAYERS` "
           "convolutions over `CODE_WINDOW` words on each side, output size `CODE_FF`, `window_feedforward`; much "
-          "cheaper at inference), or `lstm` ([experimental](#experimental-measured-no-help))"),
+          "cheaper at inference)"),
     Group((_probability("CODE_BIT_FLIP", "0"),),
           "validation stage, beyond the paper, training only: probability of flipping each bit of a train code (the "
           "train codes come from a hashing model fit to those sentences, so they are cleaner than dev codes)"),
-    Group((_probability("CODE_DROPOUT", "0"),),
-          "validation stage, beyond the paper, training only: probability of zeroing a word's whole code embedding",
-          experimental="BTC NER, validation stage on the `CODE_HEAD=2` codes: `CODE_DROPOUT=0.15` 75.68, inside the "
-          "75.22–75.74 range of four validation seeds without it (" + REPRODUCTION + ", \"Why the gap\" paragraph; "
-          + RESULTS + "btc_ner_validation_noise.json`)"),
     Group((Variable("CUDA_DEVICE", "cuda", "-1", low=-1), _int("WORKERS", "1"),
            Variable("SEED", "seed", "13370, 1337, 133", low=0, high=2 ** 32 - 1,
                     shown="AllenNLP's (13370, 1337, 133)"),
@@ -152,3 +134,22 @@ GROUPS: Tuple[Group, ...] = (
 
 VARIABLES: Dict[str, Variable] = {v.name: v for group in GROUPS for v in group.variables}
 """Every config variable by name, in the table's order."""
+
+RETIRED: Tuple[Retired, ...] = (
+    Retired("CODE_HEAD_FLIP", "0.3.0", MEASURED + " (0.1 lowered both stages, 75.73 / 75.50 against 76.97 / 76.76)",
+            "leave it out: the code-reading head (CODE_HEAD) reads the codes as they are",
+            keys=("code_head.bit_flip",)),
+    Retired("CODE_DROPOUT", "0.3.0", MEASURED + " (0.15 gave 75.68, inside the seed range 75.22-75.74)",
+            "leave it out; CODE_BIT_FLIP is the validation-stage noise that helps",
+            keys=("type=binary_code.code_dropout",)),
+    Retired("CODE_ENCODER=lstm", "0.3.0", MEASURED + " (75.54, and 75.89 with CODE_BIT_FLIP=0.2, against the "
+            "transformer's 75.49 and 76.41)",
+            "unset CODE_ENCODER to use the transformer code encoder (or CODE_ENCODER=window)"),
+    Retired("frozen_transformer_mismatched", "0.3.0", "the legacy mismatched embedder, kept for archives made "
+            "before plm_words; frozen_plm_words reads the same pieces for WordPiece PLMs and the right ones for "
+            "byte-level BPE (docs/plms.md)",
+            "use frozen_plm_words with the plm_words indexer (FREEZE_PLM=true); an archive that names it loads "
+            "with bitcode_allennlp 0.2.x only", keys=("type=frozen_transformer_mismatched",), archived="refused"),
+)
+"""Options retired behind a version bump (CHANGELOG.md): naming one is an error that says so
+(`bitcode_allennlp.host.retired`); docs/configs.md's table of retired options is rendered from here."""

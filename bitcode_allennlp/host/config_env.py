@@ -13,7 +13,12 @@ imported (`install_config_env`, patch ``config_env``; `bitcode_allennlp.host.ext
   ``<config>: environment variable EPOCHS="-1" must be an integer >= 1``, before jsonnet builds anything and
   before ``allennlp train`` writes anything), and passes them as the ext var ``BITCODE_SETTINGS`` (JSON), which
   ``training_configs/env.libsonnet`` only looks values up in. Without ``BITCODE_ENV`` in the ext vars (jsonnet
-  called with other ext vars), the ext vars themselves are the environment.
+  called with other ext vars), the ext vars themselves are the environment;
+* and then, for any config file read outside an archive, a key that names a retired option (a `code_head`'s
+  `bit_flip`, a `binary_code` embedder's `code_dropout`, the `frozen_transformer_mismatched` embedder;
+  `bitcode_allennlp.host.retired.config_problem`) is a `ConfigurationError` ``<config>: <key> (<option>) was
+  removed in 0.3.0 (...); <what instead>``. An archive's config is read by the archive patches, which leave out
+  the training-only keys and refuse the rest (`bitcode_allennlp.host.archival`).
 
 Standard library only (imported while AllenNLP loads).
 """
@@ -41,9 +46,30 @@ def with_checked_variables(original):
             settings = config_settings(str(filename), environment)
             if settings is not None:
                 kwargs["ext_vars"] = {**ext_vars, SETTINGS: json.dumps(settings)}
-        return original(filename, *args, **kwargs)
+        text = original(filename, *args, **kwargs)
+        _check_retired(str(filename), text)
+        return text
 
     return evaluate_file
+
+
+def _check_retired(filename: str, text: str) -> None:
+    """`ConfigurationError` ``<filename>: ...`` when the config `text` (JSON) names a retired option; nothing for an
+    archive's config (being loaded) or a text that is not JSON (AllenNLP says what is wrong with it)."""
+    from bitcode_allennlp.host.archival import loading_archive
+    from bitcode_allennlp.host.retired import config_problem
+
+    if loading_archive():
+        return
+    try:
+        config = json.loads(text)
+    except (TypeError, ValueError):
+        return
+    problem = config_problem(config)
+    if problem is not None:
+        from allennlp.common.checks import ConfigurationError
+
+        raise ConfigurationError(f"{filename}: {problem}")
 
 
 def install_config_env(module) -> None:

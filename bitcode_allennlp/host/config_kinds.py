@@ -86,9 +86,6 @@ class Variable:
         The range of a number or integer (`None`: open-ended; `*_open`: the bound itself excluded).
     choices_by_config :
         For a ``choice``: config file name -> (its choices, what they are), e.g. READER's NER readers.
-    experimental_values :
-        For a ``choice``: value -> (what it does, the measurement that found it no help), markdown; each is a row
-        of the experimental table (``CODE_ENCODER=lstm``). The value is still accepted.
     requires :
         (other variable, its value, why): this variable may be set only when the other has that value; `why`
         (``{}``: the other's value) ends the error, e.g. INPUT_SCHEME with READER=conll_columns.
@@ -103,7 +100,6 @@ class Variable:
     high_open: bool = False
     choices: Tuple[str, ...] = ()
     choices_by_config: Mapping[str, Tuple[Tuple[str, ...], str]] = field(default_factory=dict)
-    experimental_values: Mapping[str, Tuple[str, str]] = field(default_factory=dict)
     by_config: Tuple[Tuple[str, Optional[str]], ...] = ()
     shown: Optional[str] = None
     requires: Tuple[str, ...] = ()
@@ -250,13 +246,11 @@ def _cuda_problem(device: int) -> Optional[str]:
 @dataclass(frozen=True)
 class Group:
     """One row of docs/configs.md's table: variables set together, their defaults (`default` overrides the
-    variables' own, joined with ", ") and their meaning (markdown). `experimental`: the measurement (markdown) that
-    found these variables no help, which puts the row in the experimental table; empty: a row of the main table."""
+    variables' own, joined with ", ") and their meaning (markdown)."""
 
     variables: Tuple[Variable, ...]
     meaning: str
     default: Optional[str] = None
-    experimental: str = ""
 
     def defaults(self) -> str:
         return self.default if self.default is not None else ", ".join(v.shown_default() for v in self.variables)
@@ -289,7 +283,58 @@ def _bool(name: str, default: str, **more: Any) -> Variable:
 
 
 def _choice(name: str, default: Optional[str], *choices: str,
-            choices_by_config: Optional[Dict[str, Tuple[Tuple[str, ...], str]]] = None,
-            experimental: Optional[Dict[str, Tuple[str, str]]] = None, **more: Any) -> Variable:
-    return Variable(name, "choice", default, choices=choices, choices_by_config=choices_by_config or {},
-                    experimental_values=experimental or {}, **more)
+            choices_by_config: Optional[Dict[str, Tuple[Tuple[str, ...], str]]] = None, **more: Any) -> Variable:
+    return Variable(name, "choice", default, choices=choices, choices_by_config=choices_by_config or {}, **more)
+
+
+@dataclass(frozen=True)
+class Retired:
+    """
+    An option retired behind a version bump (measured no help; CHANGELOG.md): naming it, in the environment or in a
+    training config, is an error of one line (`message`) before anything is built; docs/configs.md lists it.
+
+    option : `str`
+        The config variable (``CODE_DROPOUT``: any value), or ``NAME=value`` for one value of a choice
+        (``CODE_ENCODER=lstm``), or a registered name no variable selects (``frozen_transformer_mismatched``).
+    version : `str`
+        The version that removed it.
+    measured : `str`
+        Why, as the message says it (``measured no help: REPRODUCTION.md, BTC NER``).
+    instead : `str`
+        What to do instead: the end of the message.
+    keys :
+        Where a config (a training config, or an archive's ``config.json``) names it: ``KEY.FIELD`` (a dict under
+        ``KEY`` that has ``FIELD``), ``type=NAME.FIELD`` (a dict of that type that has ``FIELD``) or ``type=NAME``
+        (a dict of that type).
+    archived : `str`
+        An archive whose config names it: ``dropped`` (a training-only setting, no part of the trained weights or
+        of prediction: the key is left out when the archive loads) or ``refused`` (it cannot load with this
+        version: `ArchiveError` with the message).
+    """
+
+    option: str
+    version: str
+    measured: str
+    instead: str
+    keys: Tuple[str, ...] = ()
+    archived: str = "dropped"
+
+    @property
+    def variable(self) -> Optional[str]:
+        """The config variable that selected it (`None`: a registered name only)."""
+        name = self.option.partition("=")[0]
+        return name if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) else None
+
+    def named_by(self, environment: Mapping[str, Any]) -> bool:
+        """Whether `environment` sets it (an empty value counts as unset; ``NAME=value``: that value)."""
+        text = environment.get(self.variable) if self.variable else None
+        if not isinstance(text, str) or text == "":
+            return False
+        value = self.option.partition("=")[2]
+        return not value or text.strip(SPACES) == value
+
+    def message(self, where: str = "") -> str:
+        """``CODE_ENCODER=lstm was removed in 0.3.0 (measured no help: ...); leave it out ...``; `where`: the
+        config key that names it (``model.code_head.bit_flip``)."""
+        what = f"{where} ({self.option})" if where else self.option
+        return f"{what} was removed in {self.version} ({self.measured}); {self.instead}"

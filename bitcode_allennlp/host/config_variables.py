@@ -15,8 +15,9 @@ codes file's (`codes_num_bits`); a ``K`` set to another number is an error that 
 (``environment variable EPOCH is not read by the configs; did you mean EPOCHS?``), and ``DEV_DATA`` naming the
 same file as ``TRAIN_DATA``. `render_table` writes docs/configs.md's table (`tests/reliability/
 test_config_variables.py` checks that the committed one is the rendered one, that every variable a config reads is
-declared and every declared one is read, and that no config writes a default). Options measured no help stay,
-marked `experimental` (`Group.experimental`, `Variable.experimental_values`): a second table.
+declared and every declared one is read, and that no config writes a default). Options retired behind a version
+bump (measured no help; `config_declaration.RETIRED`) are errors that say so (`bitcode_allennlp.host.retired`), and
+a second table lists them.
 
 Standard library only at import (imported while AllenNLP loads); `ConfigurationError` and torch (``CUDA_DEVICE``
 >= 0 only) are imported when needed. ``python -m bitcode_allennlp.host.config_variables`` prints the table
@@ -32,9 +33,11 @@ from itertools import takewhile
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from bitcode_allennlp.host import config_kinds
-from bitcode_allennlp.host.config_declaration import GROUPS, VARIABLES
+from bitcode_allennlp.host.config_declaration import GROUPS, RETIRED, VARIABLES
 from bitcode_allennlp.host.config_kinds import (  # noqa: F401  (the declaration's names, for its users)
-    BOOLEAN, FROM_CODES, NONE, NUMBER, SPACES, Group, Variable, _bool, _choice, _int, _num, _number, _probability)
+    BOOLEAN, FROM_CODES, NONE, NUMBER, SPACES, Group, Retired, Variable, _bool, _choice, _int, _num, _number,
+    _probability)
+from bitcode_allennlp.host.retired import environment_problem, read_problem
 
 logger = logging.getLogger(__name__)
 
@@ -42,34 +45,25 @@ logger = logging.getLogger(__name__)
 
 TABLE_HEADER = ("| variable | default (`config`: its own) | accepted values | meaning |\n"
                 "|---|---|---|---|\n")
-EXPERIMENTAL_HEADING = "## Experimental (measured no help)"
-EXPERIMENTAL_INTRO = ("Beyond the paper, and no help where the project measured them; kept, since rows of "
-                      "REPRODUCTION.md use them. Each row names the measurement that judged it.\n")
-EXPERIMENTAL_HEADER = "| option | default | accepted values | meaning | measured |\n|---|---|---|---|---|\n"
+RETIRED_HEADING = "## Retired options"
+RETIRED_INTRO = ("Options removed behind a version bump (CHANGELOG.md); naming one, in the environment or in a "
+                 "config, is an error that says what follows. REPRODUCTION.md keeps the rows that measured them.\n")
+RETIRED_HEADER = "| option | removed in | why | instead |\n|---|---|---|---|\n"
 
 
 def _row(*cells: str) -> str:
     return "| " + " | ".join(cells) + " |\n"
 
 
-def render_table(groups: Sequence[Group] = GROUPS) -> str:
+def render_table(groups: Sequence[Group] = GROUPS, retired: Sequence[Retired] = RETIRED) -> str:
     """docs/configs.md's table of config variables (markdown, one row per group, ending with a newline), followed,
-    when some options are experimental, by `EXPERIMENTAL_HEADING` and their table (each with its measurement): the
-    experimental groups, then each experimental value of a choice (``CODE_ENCODER=lstm``)."""
-    main, experimental = [], []
-    for group in groups:
-        cells = (", ".join(f"`{v.name}`" for v in group.variables), group.defaults(), group.accepts(), group.meaning)
-        if group.experimental:
-            experimental.append(_row(*cells, group.experimental))
-        else:
-            main.append(_row(*cells))
-    for variable in (v for group in groups for v in group.variables):
-        for value, (meaning, measured) in variable.experimental_values.items():
-            experimental.append(_row(f"`{variable.name}={value}`", variable.shown_default(), variable.accepts(),
-                                     meaning, measured))
-    table = TABLE_HEADER + "".join(main)
-    if experimental:
-        table += f"\n{EXPERIMENTAL_HEADING}\n\n{EXPERIMENTAL_INTRO}\n{EXPERIMENTAL_HEADER}" + "".join(experimental)
+    when some options are retired, by `RETIRED_HEADING` and their table (each with why and what instead)."""
+    table = TABLE_HEADER + "".join(
+        _row(", ".join(f"`{v.name}`" for v in group.variables), group.defaults(), group.accepts(), group.meaning)
+        for group in groups)
+    if retired:
+        table += f"\n{RETIRED_HEADING}\n\n{RETIRED_INTRO}\n{RETIRED_HEADER}" + "".join(
+            _row(f"`{r.option}`", r.version, r.measured, r.instead) for r in retired)
     return table
 
 
@@ -80,11 +74,11 @@ def _table_end(text: str, start: int) -> int:
 
 def table_in(text: str) -> Tuple[int, int]:
     """Where the rendered tables are in docs/configs.md's `text`: (start, end) offsets of their lines, with the
-    experimental heading and table when they follow the main table."""
+    retired options' heading and table when they follow the main table."""
     start = text.index(TABLE_HEADER.splitlines()[0].split(" | ")[0] + " | ")
     end = _table_end(text, start)
-    if text[end:].startswith(f"\n{EXPERIMENTAL_HEADING}\n") and EXPERIMENTAL_HEADER in text[end:]:
-        end = _table_end(text, text.index(EXPERIMENTAL_HEADER, end))
+    if text[end:].startswith(f"\n{RETIRED_HEADING}\n") and RETIRED_HEADER in text[end:]:
+        end = _table_end(text, text.index(RETIRED_HEADER, end))
     return start, end
 
 
@@ -205,7 +199,11 @@ def _same_path(a: str, b: str) -> bool:
 def problems(environment: Mapping[str, str], read: Optional[Iterable[str]] = None, config: str = "") -> List[str]:
     """What is wrong with the config variables set in `environment` (an empty value counts as unset) among those
     in `read` (default: all declared), one line each (``environment variable K="x" ...``), in the table's order;
-    `config`: the config file's name. Logs the warnings (misspelt names, DEV_DATA = TRAIN_DATA)."""
+    `config`: the config file's name. Logs the warnings (misspelt names, DEV_DATA = TRAIN_DATA). A retired option
+set (`bitcode_allennlp.host.retired`) is the one problem returned, whatever the config reads."""
+    retired = environment_problem(environment)
+    if retired is not None:
+        return [retired]
     names = set(VARIABLES if read is None else read)
     set_ = {name: value for name, value in environment.items() if isinstance(value, str) and value != ""}
     for name in sorted(set_):
@@ -318,7 +316,8 @@ def config_settings(config_file: str, environment: Mapping[str, str]) -> Optiona
     read = config_reads(config_file)
     if read is None:
         return None
-    found = problems(environment, read, os.path.basename(config_file))
+    retired = read_problem(read)
+    found = [retired] if retired is not None else problems(environment, read, os.path.basename(config_file))
     resolve = _Resolver(config_file, _set_variables(environment, read))
     if not found:
         found = [problem for problem in map(resolve.requirement, sorted(

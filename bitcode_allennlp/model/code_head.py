@@ -1,12 +1,12 @@
 """The code-reading head (beyond the paper): a small network trained to predict each word's gold label from its
 code alone, so that the task is pushed into the bits.
 
-Where this sits: `HashingModel` owns an optional `CodeHead` (config key `code_head`, built lazily with the model's
-K and label count) and adds its loss once per training step, on the first dropout view, when the batch has per-word
+Where this sits: `HashingModel` owns an optional `CodeHead` (config key `code_head`, built lazily with the model's K
+and label count) and adds its loss once per training step, on the first dropout view, when the batch has per-word
 gold labels (the tagger's tags; the parser's POS tags, from `ptb_spans` with `tag_field: true`). The head reads
-sign(s_ii) as ±1 in the forward pass with a straight-through gradient (`straight_through_signs`), optionally with
-training-only bit flips (`common.codes.flip_signs`); its cross-entropy is divided as the task loss is, multiplied by
-`weight`, and its accuracy is reported as `code_head_accuracy`. It is never used for prediction.
+sign(s_ii) as ±1 in the forward pass with a straight-through gradient (`straight_through_signs`); its cross-entropy
+is divided as the task loss is, multiplied by `weight`, and its accuracy is reported as `code_head_accuracy`. It is
+never used for prediction.
 
 Measured (REPRODUCTION.md, UD EWT POS, MiniLM fine-tuned, one seed): the codes-only validation stage scores 95.78
 with a head of weight 1 against 92.31 without, for hashing stages of 96.20 and 96.23.
@@ -18,7 +18,6 @@ from allennlp.common import Registrable
 from allennlp.training.metrics import CategoricalAccuracy
 
 from bitcode_allennlp.common.checks import check_range
-from bitcode_allennlp.common.codes import flip_signs
 
 
 def straight_through_signs(scores: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
@@ -38,7 +37,7 @@ def straight_through_signs(scores: torch.Tensor, mask: torch.BoolTensor) -> torc
 class CodeHead(torch.nn.Module, Registrable):
     """
     Base class of code-reading heads: a subclass defines `read` (codes as ±1 → label logits); this class does the
-    rest (straight-through signs, bit flips in training, the weighted cross-entropy, the accuracy).
+    rest (straight-through signs, the weighted cross-entropy, the accuracy).
 
     # Parameters
 
@@ -49,22 +48,19 @@ class CodeHead(torch.nn.Module, Registrable):
     weight : `float`, optional (default = `1.0`)
         The head's loss is added to the model's with this weight (> 0; config variable `CODE_HEAD`, whose 0 means
         no head).
-    bit_flip : `float`, optional (default = `0.0`)
-        Training only: the head reads the codes with each bit flipped with this probability, so that the labels must
-        survive bit errors (labels far apart in Hamming space). The hash loss and the task head are not affected.
-        Measured no help (config variable `CODE_HEAD_FLIP`; docs/configs.md).
+
+    Training-only bit flips on what the head reads (`bit_flip`, config variable `CODE_HEAD_FLIP`) were removed in
+    0.3.0, measured no help (CHANGELOG.md); archives that name them load without them (`host/retired.py`).
     """
 
     default_implementation = "mlp"
 
-    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0, bit_flip: float = 0.0) -> None:
+    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0) -> None:
         super().__init__()
         check_range("code_head.weight", weight, 0, low_open=True)
-        check_range("code_head.bit_flip", bit_flip, 0, 1, high_open=True)
         self.num_bits = num_bits
         self.num_labels = num_labels
         self.weight = weight
-        self.bit_flip = bit_flip
         self.accuracy = CategoricalAccuracy()
 
     def read(self, codes: torch.Tensor) -> torch.Tensor:
@@ -79,8 +75,6 @@ class CodeHead(torch.nn.Module, Registrable):
         (batch, words); updates `code_head_accuracy`.
         """
         codes = straight_through_signs(scores, mask)  # (batch, words, K)
-        if self.training and self.bit_flip > 0:
-            codes = flip_signs(codes, self.bit_flip)  # (batch, words, K)
         logits = self.read(codes)  # (batch, words, labels)
         self.accuracy(logits.detach(), labels, mask)
         summed = torch.nn.functional.cross_entropy(logits[mask], labels[mask], reduction="sum")  # ()
@@ -99,15 +93,14 @@ class MlpCodeHead(CodeHead):
 
     # Parameters
 
-    num_bits, num_labels, weight, bit_flip
+    num_bits, num_labels, weight
         As in `CodeHead`.
     hidden_dim : `int`, optional (default = `256`)
         Hidden size (config variable `CODE_HEAD_DIM`).
     """
 
-    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0, bit_flip: float = 0.0,
-                 hidden_dim: int = 256) -> None:
-        super().__init__(num_bits, num_labels, weight, bit_flip)
+    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0, hidden_dim: int = 256) -> None:
+        super().__init__(num_bits, num_labels, weight)
         check_range("code_head.hidden_dim", hidden_dim, 1)
         self.layers = torch.nn.Sequential(torch.nn.Linear(num_bits, hidden_dim), torch.nn.GELU(),
                                           torch.nn.Linear(hidden_dim, num_labels))

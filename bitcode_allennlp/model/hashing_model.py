@@ -23,8 +23,7 @@ from allennlp.nn import util
 from allennlp.training.metrics import Average
 
 from bitcode_allennlp.common.checks import check_choice, check_range
-from bitcode_allennlp.common.codes import bits_to_ints, scores_to_bits
-from bitcode_allennlp.common.code_format import ints_to_hex
+from bitcode_allennlp.common.code_value import Codes
 from bitcode_allennlp.model.code_head import CodeHead
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
@@ -193,7 +192,7 @@ class HashingModel(Model):
                                      "(re-annotate with a hashing-stage model, encoder 'hash_transformer')")
         mask = util.get_text_field_mask(tokens)  # (batch, words)
         _, scores = self.encode(tokens, mask)  # (batch, words, K)
-        return bits_to_ints(scores_to_bits(scores)), mask  # (batch, words), (batch, words)
+        return Codes.packed_tensor(scores), mask  # (batch, words), (batch, words)
 
     def train_second_view(self) -> bool:
         return self.training and self.two_views
@@ -275,16 +274,16 @@ class HashingModel(Model):
         """Puts `codes` (batch, words) int64 into `output` and updates the code metrics (labels optional)."""
         if scores is None:
             return
-        bits = scores_to_bits(scores.detach())  # (batch, words, K)
-        output["codes"] = bits_to_ints(bits)  # (batch, words)
+        output["codes"] = Codes.packed_tensor(scores.detach())  # (batch, words), bit i = score > 0
         if self.code_metrics is not None:
-            self.code_metrics(bits, labels, mask)
+            self.code_metrics(scores.detach(), labels, mask)  # it takes bits as `Codes.from_scores` makes them
 
     def add_code_hex(self, output: Dict[str, Any]) -> None:
-        """`code_hex`: per sentence, one hex string per word (padding removed)."""
+        """`code_hex`: per sentence, one hex string per word (padding removed), from the batch's `Codes`."""
         if "codes" in output:
             lengths = output["mask"].sum(dim=-1).tolist()
-            output["code_hex"] = [ints_to_hex(output["codes"][i, :n], self.num_bits) for i, n in enumerate(lengths)]
+            batch = Codes(output["codes"].detach().cpu(), self.num_bits)  # (batch, words)
+            output["code_hex"] = [batch[i, :n].hex for i, n in enumerate(lengths)]
 
     def hashing_metrics(self, reset: bool) -> Dict[str, float]:
         metrics: Dict[str, float] = {}

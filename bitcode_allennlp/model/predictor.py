@@ -14,7 +14,7 @@ from allennlp.data.tokenizers import SpacyTokenizer
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
-from bitcode_allennlp.common.code_format import hex_to_bits, parse_hex_code
+from bitcode_allennlp.common.code_value import Codes, HexCodeError
 from bitcode_allennlp.common.text_checks import MAX_SENTENCE_CHARACTERS, length_problem, unicode_problem
 
 
@@ -62,7 +62,7 @@ class CodesPredictor(Predictor):
         """
         Raises `ValueError` naming the field for an input this predictor cannot read: not an object; `"tokens"`
         not a list, a token that is not a string, empty or only whitespace (the readers reject those too);
-        `"sentence"` not a string; `"codes"` not a list of hex codes of the model's K (`parse_hex_code`, strict);
+        `"sentence"` not a string; `"codes"` not a list of hex codes of the model's K (`Codes.from_hex`, strict);
         `"words"` not one string per code; both `"sentence"` and `"tokens"`; text that is not valid Unicode (a lone
         surrogate), a sentence over the reader's `max_words` or over `MAX_SENTENCE_CHARACTERS`
         (`bitcode_allennlp.common.text_checks`). `allennlp predict` calls it for every input line before predicting
@@ -76,11 +76,10 @@ class CodesPredictor(Predictor):
                 raise ValueError('a validation-stage model reads codes: expected {"codes": ["a3f00c", ...]} (and '
                                  f'optionally "words"), got {_describe(json_dict, "codes")}')
             num_bits = getattr(self._dataset_reader, "num_bits", None) or self._num_bits()
-            for index, code in enumerate(codes):
-                try:
-                    parse_hex_code(code, num_bits)
-                except ValueError as error:
-                    raise ValueError(f'"codes"[{index}]: {error}') from None
+            try:
+                Codes.from_hex(codes, num_bits)
+            except HexCodeError as error:
+                raise ValueError(f'"codes"[{error.index}]: {error.reason}') from None
             words = json_dict.get("words")
             if words is not None and (not isinstance(words, list) or len(words) != len(codes)
                                       or not all(isinstance(word, str) for word in words)):
@@ -167,11 +166,16 @@ class CodesPredictor(Predictor):
     def to_json(self, output: Dict[str, Any]) -> JsonDict:
         result: JsonDict = {"words": list(output["words"]), **self.task_json(output)}
         if "code_hex" in output:
-            codes = list(output["code_hex"])
-            num_bits = self._num_bits() or 4 * len(codes[0] if codes else "")
-            result["codes"] = codes
-            result["bits"] = [hex_to_bits(code, num_bits) for code in codes]
+            result["codes"] = list(output["code_hex"])
+            result["bits"] = self._code_value(output).bit_lists  # from the packed codes, not back from hex
         return result
+
+    def _code_value(self, output: Dict[str, Any]) -> Codes:
+        """One sentence's `Codes` from the model's packed `codes` (padded: the first `len(code_hex)` are its
+        words'); without them (`empty_output`) the hex codes parsed."""
+        if "codes" not in output:
+            return Codes.from_hex(list(output["code_hex"]), self._num_bits())  # (words,)
+        return Codes(output["codes"][: len(output["code_hex"])], self._num_bits())  # (words,)
 
     def task_json(self, output: Dict[str, Any]) -> JsonDict:
         raise NotImplementedError

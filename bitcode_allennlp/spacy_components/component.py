@@ -23,19 +23,22 @@ Registered through the `spacy_factories` entry points in setup.py (no import nee
 import copy
 import shutil
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.pipeline import Sentencizer
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from bitcode_allennlp.common.checks import check_choice, check_range
 from bitcode_allennlp.spacy_components.extensions import install_extensions
+from bitcode_allennlp.tasks import components, named
 
 ARCHIVE_FILE = "model.tar.gz"  # in the component's directory after to_disk (a serialization directory: "model")
 ARCHIVE_DIRECTORY = "model"
-TASKS = ("tagger", "ner", "parser")
+TASKS = components()
+"""The built-in tasks' component names ("tagger", "ner", "parser"); a component accepts any registered task's
+(`bitcode_allennlp.tasks`)."""
 DEFAULT_CONFIG = {"model": None, "archive": None, "batch_size": 32, "cuda_device": -1, "overrides": {}}
 
 Sentence = Tuple[int, List[int]]  # (index of the doc in the batch, doc token indices of the sentence's words)
@@ -53,7 +56,9 @@ class BitcodeComponent:
         A `model.tar.gz` (or serialization directory) of a `hash_crf_tagger` (tagger, ner) or `hash_span_parser`, or
         the name of an installed model package (`allennlp bits package`); `model` says the same and wins.
     task : `str`
-        "tagger" (`token.tag_`), "ner" (`doc.ents`; the tagger needs a `label_encoding`) or "parser" (trees).
+        A registered task's component name (`bitcode_allennlp.tasks`): "tagger" (`token.tag_`), "ner" (`doc.ents`;
+        the tagger needs a `label_encoding`) or "parser" (trees); the task writes its annotations
+        (`Task.annotate`).
     batch_size : `int`, optional (default = `32`)
         Sentences per model call.
     cuda_device : `int`, optional (default = `-1`)
@@ -67,10 +72,11 @@ class BitcodeComponent:
     def __init__(self, nlp: Language, name: str, archive: Optional[str], task: str, batch_size: int = 32,
                  cuda_device: int = -1, overrides: Optional[Dict[str, Any]] = None, model: Optional[str] = None
                  ) -> None:
-        check_choice("task", task, TASKS, error=ValueError)
+        check_choice("task", task, components(), error=ValueError)
         check_range("batch_size", batch_size, 1, error=ValueError)
         self.name = name
         self.task = task
+        self.plugin = named(task)
         self.archive = model or archive
         self.batch_size = batch_size
         self.cuda_device = cuda_device
@@ -135,18 +141,10 @@ class BitcodeComponent:
         return sentences, self.code_model.encode_json(inputs) if inputs else []
 
     def _input(self, doc: Doc, words: List[int]) -> Dict[str, Any]:
-        json: Dict[str, Any] = {"tokens": [doc[i].text for i in words]}
-        if self.task == "parser":
-            tags = [doc[i].tag_ for i in words]
-            if all(tags):
-                json["pos_tags"] = tags
-        return json
+        return self.plugin.spacy_input(doc, words)
 
     def set_annotations(self, docs: List[Doc], sentences: List[Sentence], outputs: List[Any]) -> None:
-        from bitcode_allennlp.structs.trees import tree_constituents  # after the predictor: nltk is loaded
-
-        entities: List[List[Span]] = [[] for _ in docs]
-        constituents: List[Dict[str, List]] = [{"starts": [], "ends": [], "labels": []} for _ in docs]
+        pending: List[Dict[str, Any]] = [{} for _ in docs]  # per doc, what the task sets once (`Task.finish`)
         for (index, words), output in zip(sentences, outputs):
             doc = docs[index]
             if len(output.words) != len(words):
@@ -154,30 +152,9 @@ class BitcodeComponent:
             for i, code, bits in zip(words, output.codes, output.bits.tolist()):
                 extensions = doc[i]._
                 extensions.bitcode, extensions.bits = code, bits
-            if self.task == "tagger":
-                if output.tags is None:
-                    raise ValueError(f"{self.name}: {self.archive} is not a tagger")
-                for i, tag in zip(words, output.tags):
-                    doc[i].tag_ = tag
-            elif self.task == "ner":
-                if output.entities is None:
-                    raise ValueError(f"{self.name}: {self.archive} is not a tagger with a label_encoding "
-                                     "(BIOUL, BIO, ...); use 'bitcode_tagger' for tags")
-                entities[index].extend(Span(doc, words[e["start"]], words[e["end"] - 1] + 1, label=e["label"])
-                                       for e in output.entities)
-            else:
-                if output.tree_json is None:
-                    raise ValueError(f"{self.name}: {self.archive} is not a parser archive")
-                data = constituents[index]
-                for start, end, labels in tree_constituents(output.tree_json):
-                    data["starts"].append(words[start])
-                    data["ends"].append(words[end - 1] + 1)
-                    data["labels"].append(list(labels))
-        for doc, doc_entities, data in zip(docs, entities, constituents):
-            if self.task == "ner":
-                doc.set_ents(doc_entities, default="outside")
-            elif self.task == "parser":
-                doc._.bitcode_constituents = data
+            self.plugin.annotate(doc, words, output, pending[index], f"{self.name}: {self.archive}")
+        for doc, doc_pending in zip(docs, pending):
+            self.plugin.finish(doc, doc_pending)
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
         """Copies the archive into `path` (the component's directory of a saved pipeline)."""
@@ -219,6 +196,19 @@ def _factory(task: str, assigns: List[str]):
                             assigns=assigns + ["token._.bitcode", "token._.bits"])(make)
 
 
-make_bitcode_tagger = _factory("tagger", ["token.tag"])
-make_bitcode_ner = _factory("ner", ["doc.ents", "token.ent_iob", "token.ent_type"])
-make_bitcode_parser = _factory("parser", ["doc._.bitcode_constituents"])
+def spacy_factory(component: str) -> Callable[..., BitcodeComponent]:
+    """
+    Registers the spaCy factory `bitcode_COMPONENT` of a registered task (its `spacy_assigns`) and returns it;
+    the built-in tasks' are registered below (and named in setup.py's `spacy_factories` entry points).
+
+    # Parameters
+
+    component : `str`
+        The task's component name (`Task.component`).
+    """
+    return _factory(component, list(named(component).spacy_assigns))
+
+
+make_bitcode_tagger = spacy_factory("tagger")
+make_bitcode_ner = spacy_factory("ner")
+make_bitcode_parser = spacy_factory("parser")

@@ -1,5 +1,5 @@
-"""The validation-stage models with `CODE_ENCODER=window` (beyond the paper, issue 17: still codes only, small) and
-`CODE_ENCODER=lstm` (beyond the paper, issue 15)."""
+"""The validation-stage models with `CODE_ENCODER=window` (beyond the paper, issue 17: still codes only, small).
+`CODE_ENCODER=lstm` (issue 15) was removed in 0.3.0: tests/reliability/test_retired_options.py."""
 import pytest
 import torch
 
@@ -33,20 +33,7 @@ def test_window_model_reads_codes_only(window, config, codes, tmp_path):
         assert torch.equal(torch.as_tensor(first["logits"]), torch.as_tensor(second["logits"]))
 
 
-def test_lstm_model_reads_codes_only(monkeypatch):
-    monkeypatch.setenv("CODE_ENCODER", "lstm")
-    monkeypatch.setenv("CODE_DIM", "48")
-    monkeypatch.setenv("CODE_LAYERS", "2")
-    model, reader, _ = build("ner_code.jsonnet", seed=0, eval_mode=True)
-    lstm = model.encoder._module  # (AllenNLP's `lstm` wrapper around torch.nn.LSTM)
-    assert isinstance(lstm, torch.nn.LSTM) and lstm.bidirectional and lstm.num_layers == 2
-    assert (lstm.input_size, lstm.hidden_size, model.encoder.get_output_dim()) == (48, 24, 48)
-    instances = list(reader.read(CODES / "ner.dev.jsonl"))
-    outputs = model.forward_on_instances(instances)
-    assert all(len(output["tags"]) == len(output["words"]) for output in outputs)
-
-
 def test_unknown_encoder_is_refused(monkeypatch):
     monkeypatch.setenv("CODE_ENCODER", "gru")
-    with pytest.raises(Exception, match="CODE_ENCODER=\"gru\" is not one of transformer, window, lstm"):
+    with pytest.raises(Exception, match="CODE_ENCODER=\"gru\" is not one of transformer, window"):
         build("pos_code.jsonnet")

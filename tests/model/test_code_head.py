@@ -64,31 +64,15 @@ def test_straight_through_signs_are_the_code_forward_and_hardtanh_backward():
     assert torch.allclose(scores.grad, ((scores.detach() / sigma).abs() < 1).float() / sigma)
 
 
-def test_bit_flips_in_training_only():
-    torch.manual_seed(0)
-    head = MlpCodeHead(num_bits=24, num_labels=5, bit_flip=0.3)
-    read = []
-    head.layers.register_forward_hook(lambda module, inputs, output: read.append(inputs[0].detach()))
-    scores, gold, mask = random_batch(bits=24, batch=8, words=20)
-    signs = torch.where(scores > 0, 1.0, -1.0)
-    head.eval()
-    head(scores, gold, mask)
-    assert torch.equal(read[-1], signs)  # evaluation: the codes as they are
-    head.train()
-    head(scores, gold, mask)
-    flipped = (read[-1][mask] != signs[mask]).float().mean().item()
-    assert 0.25 < flipped < 0.35
-
-
 def test_registered_mlp_builds_from_params():
     assert "mlp" in CodeHead.list_available() and CodeHead.default_implementation == "mlp"
-    params = {"type": "mlp", "weight": 2, "hidden_dim": 16, "bit_flip": 0.1}
+    params = {"type": "mlp", "weight": 2, "hidden_dim": 16}
     head = Lazy(CodeHead, Params(dict(params))).construct(num_bits=12, num_labels=7)
-    assert isinstance(head, MlpCodeHead) and (head.weight, head.bit_flip) == (2, 0.1)
+    assert isinstance(head, MlpCodeHead) and head.weight == 2
     assert [tuple(p.shape) for p in head.parameters()] == [(16, 12), (16,), (7, 16), (7,)]
     default = CodeHead.from_params(Params({}), num_bits=12, num_labels=7)  # no type: "mlp", hidden 256
     assert isinstance(default, MlpCodeHead) and default.layers[0].out_features == 256 and default.weight == 1
-    for bad in ({"weight": 0}, {"bit_flip": 1}, {"hidden_dim": 0}):
+    for bad in ({"weight": 0}, {"hidden_dim": 0}):
         with pytest.raises(ConfigurationError, match="code_head."):
             CodeHead.from_params(Params(dict(bad)), num_bits=12, num_labels=7)
 

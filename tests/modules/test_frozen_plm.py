@@ -1,17 +1,16 @@
-"""frozen_plm_words (FREEZE_PLM=true) and frozen_transformer_mismatched (archives made before plm_words): the same
-word vectors as plm_words / pretrained_transformer_mismatched in eval mode, computed once per sentence, the PLM frozen
-and in eval mode, per-view dropout in training."""
+"""frozen_plm_words (FREEZE_PLM=true): the same word vectors as plm_words in eval mode, computed once per sentence,
+the PLM frozen and in eval mode, per-view dropout in training. (The legacy frozen_transformer_mismatched was removed
+in 0.3.0: tests/reliability/test_retired_options.py.)"""
 import pytest
 import torch
 from allennlp.common import Params
 from allennlp.data import Batch, Instance, Token, Vocabulary
 from allennlp.data.fields import TextField
-from allennlp.data.token_indexers import PretrainedTransformerMismatchedIndexer
-from allennlp.modules.token_embedders import PretrainedTransformerMismatchedEmbedder, TokenEmbedder
+from allennlp.modules.token_embedders import TokenEmbedder
 
 from bitcode_allennlp.data.token_indexers.plm_words import PlmWordsIndexer
 from bitcode_allennlp.modules import frozen_plm
-from bitcode_allennlp.modules.frozen_plm import FrozenPlmWordsEmbedder, FrozenTransformerMismatchedEmbedder
+from bitcode_allennlp.modules.frozen_plm import FrozenPlmWordsEmbedder
 from bitcode_allennlp.modules.plm_words_embedder import PlmWordsEmbedder
 from tests.conftest import CONFIGS, TINY_BERT
 
@@ -19,8 +18,6 @@ from tests.conftest import CONFIGS, TINY_BERT
 KINDS = {
     "plm_words": (PlmWordsIndexer, PlmWordsEmbedder, FrozenPlmWordsEmbedder, lambda f: f.plm.transformer_model,
                   ["empty_word"]),
-    "mismatched": (PretrainedTransformerMismatchedIndexer, PretrainedTransformerMismatchedEmbedder,
-                   FrozenTransformerMismatchedEmbedder, lambda f: f.plm, []),
 }
 
 SENTENCES = [["Frodo", "walked", "to", "Mordor", "."], ["The", "ring", "glowed"],
@@ -93,7 +90,7 @@ def test_frozen_in_eval_mode_with_dropout_per_view_in_training(kind):
 def test_plm_weights_stay_out_of_the_state_dict_but_are_counted(kind):
     _, _, frozen_class, _, own = kind
     frozen = frozen_class(str(TINY_BERT))
-    plain = PretrainedTransformerMismatchedEmbedder(str(TINY_BERT))
+    plain = PlmWordsEmbedder(str(TINY_BERT)).transformer_model
     assert list(frozen.state_dict()) == own
     assert frozen.frozen_parameters() == sum(p.numel() for p in plain.parameters()) > 0
     from bitcode_allennlp.training.callbacks import count_parameters

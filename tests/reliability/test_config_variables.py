@@ -84,7 +84,6 @@ BAD = [
     ("GRAD_NORM", "0", "must be a number > 0"),
     ("WEIGHT_DECAY", "-0.01", "must be a number >= 0"),
     ("PLM_DROPOUT", "1", "must be a number in [0, 1)"),
-    ("CODE_HEAD_FLIP", "1", "must be a number in [0, 1)"),
     ("CODE_BIT_FLIP", "2", "must be a number in [0, 1)"),
     ("MLP_DROPOUT", "-0.5", "must be a number in [0, 1)"),
     ("CODE_WINDOW", "-1", "must be an integer >= 0"),
@@ -102,7 +101,7 @@ BAD = [
     ("OBJECTIVE", "Hash", "is not one of hash, self, sup"),
     ("TOKEN_POLICY", "fix", "is not one of strict, repair"),
     ("TASK_LOSS", "avg", "is not one of mean, sum, word"),
-    ("CODE_ENCODER", "gru", "is not one of transformer, window, lstm"),
+    ("CODE_ENCODER", "gru", "is not one of transformer, window"),
     ("BOUNDARY", "right", "is not one of split, left"),
     ("TWO_VIEWS", "maybe", "is not a boolean (1/0, true/false, yes/no, on/off)"),
 ]
@@ -215,7 +214,7 @@ GOOD = [
     {"K": "1", "DROPOUT": "0", "SEED": "0", "EPOCHS": " 2 ", "BETA": "0", "LR": "1e-3", "MAX_LENGTH": "8"},
     {"K": "63", "DROPOUT": "0.99", "SEED": "4294967295", "MAX_LENGTH": "none", "PLM_LAYER": "-1", "CUDA_DEVICE": "-1"},
     {"K": "2.4e1", "MAX_LENGTH": " OFF ", "PLM_LAYER": "mix", "WORKERS": "1", "TWO_VIEWS": "Yes", "CODE_WINDOW": "0",
-     "CODE_ENCODER": "lstm", "TAU": ".5", "PLM": str(TINY_BERT), "TRAIN_DATA": str(NER_TRAIN),
+     "CODE_ENCODER": "window", "TAU": ".5", "PLM": str(TINY_BERT), "TRAIN_DATA": str(NER_TRAIN),
      "DEV_DATA": str(NER_DEV)},
 ]
 
@@ -318,27 +317,27 @@ def test_render_table_follows_the_declaration():
         "meaning `x` |")
 
 
-def test_experimental_options_are_rendered_under_their_heading():
-    """Options measured no help (CODE_HEAD_FLIP, CODE_DROPOUT, CODE_ENCODER=lstm) stay accepted but are rendered in
-    their own table under "Experimental (measured no help)", each with its measurement; the main table keeps the
-    others."""
+def test_retired_options_are_rendered_under_their_heading():
+    """Options retired in 0.3.0 (CODE_HEAD_FLIP, CODE_DROPOUT, CODE_ENCODER=lstm, the legacy mismatched embedder) are
+    no variable or value of the main table; their own table under "Retired options" says when and what instead
+    (tests/reliability/test_retired_options.py: the errors)."""
     text = (ROOT / "docs" / "configs.md").read_text(encoding="utf-8")
     start, end = cv.table_in(text)
-    main, _, experimental = text[start:end].partition(cv.EXPERIMENTAL_HEADING)
-    assert experimental, "docs/configs.md has no experimental heading"
-    rows = [line for line in experimental.splitlines() if line.startswith("| `")]
-    assert [row.split(" | ")[0] for row in rows] == ["| `CODE_HEAD_FLIP`", "| `CODE_DROPOUT`", "| `CODE_ENCODER=lstm`"]
-    assert all("REPRODUCTION.md" in row and row.count(" | ") == 4 for row in rows)
+    main, _, retired = text[start:end].partition(cv.RETIRED_HEADING)
+    assert retired, "docs/configs.md has no retired options heading"
+    rows = [line for line in retired.splitlines() if line.startswith("| `")]
+    assert [row.split(" | ")[0] for row in rows] == ["| `CODE_HEAD_FLIP`", "| `CODE_DROPOUT`", "| `CODE_ENCODER=lstm`",
+                                                     "| `frozen_transformer_mismatched`"]
+    assert all(" | 0.3.0 | " in row and row.count(" | ") == 3 for row in rows)
     assert "`CODE_HEAD_FLIP`" not in main and "`CODE_DROPOUT`" not in main and "| `CODE_ENCODER`" in main
-    assert cv.VARIABLES["CODE_ENCODER"].problem("lstm") is None and cv.VARIABLES["CODE_DROPOUT"].problem("0.1") is None
-    group = cv.Group((cv._int("A", "1"),), "a", experimental="measured: no help")
-    value = cv.Group((cv._choice("B", "x", "x", "y", experimental={"y": ("the y", "measured y")}),), "b")
-    rendered = cv.render_table([group, value]).splitlines()
-    assert rendered[2] == "| `B` | `x` | one of x, y | b |"
-    assert rendered[4:] == [cv.EXPERIMENTAL_HEADING, "", cv.EXPERIMENTAL_INTRO.strip(), "",
-                            *cv.EXPERIMENTAL_HEADER.splitlines(),
-                            "| `A` | 1 | an integer >= 1 | a | measured: no help |",
-                            "| `B=y` | `x` | one of x, y | the y | measured y |"]
+    assert "CODE_DROPOUT" not in cv.VARIABLES and "CODE_HEAD_FLIP" not in cv.VARIABLES
+    assert cv.VARIABLES["CODE_ENCODER"].problem("lstm") == "is not one of transformer, window"
+    old = cv.Retired("OLD=y", "9.0", "measured y", "use x")
+    rendered = cv.render_table([cv.Group((cv._int("A", "1"),), "a")], [old]).splitlines()
+    assert rendered[2:] == ["| `A` | 1 | an integer >= 1 | a |", "", cv.RETIRED_HEADING, "",
+                            cv.RETIRED_INTRO.strip(), "", *cv.RETIRED_HEADER.splitlines(),
+                            "| `OLD=y` | 9.0 | measured y | use x |"]
+    assert cv.render_table([cv.Group((cv._int("A", "1"),), "a")], []).splitlines()[3:] == []
 
 
 def test_choices_and_ranges_follow_the_components():

@@ -276,11 +276,11 @@ def test_the_indexer_and_the_embedders_check_the_folder_before_transformers(tmp_
     from allennlp.common.checks import ConfigurationError
 
     from bitcode_allennlp.data.token_indexers.plm_words import PlmWordsIndexer
-    from bitcode_allennlp.modules.frozen_plm import FrozenTransformerMismatchedEmbedder
+    from bitcode_allennlp.modules.frozen_plm import FrozenPlmWordsEmbedder
     from bitcode_allennlp.modules.plm_words_embedder import PlmWordsEmbedder
 
     folder = str(folder_with(tmp_path, "foo", {"foo": 1}))
-    for make in (PlmWordsIndexer, PlmWordsEmbedder, FrozenTransformerMismatchedEmbedder):
+    for make in (PlmWordsIndexer, PlmWordsEmbedder, FrozenPlmWordsEmbedder):
         with pytest.raises(ConfigurationError, match=f'^{re.escape(folder)}: not a Hugging Face model folder: its '
                                                      f'config.json has no "model_type"$'):
             make(folder)

@@ -94,7 +94,7 @@ class HashSpanParser(HashingModel):
         namespace `"pos_tags"`), on the first view, its cross-entropy divided as `task_loss`; built with K and the
         tag count. A batch without tags skips it; a vocabulary without POS tags (a reader without `tag_field`) is a
         `ConfigurationError` here. `code_head_accuracy` is reported. Config variables `CODE_HEAD` (the weight; 0: no
-        head), `CODE_HEAD_DIM`, `CODE_HEAD_FLIP`.
+        head), `CODE_HEAD_DIM`.
     span_mlp_dim : `int`, optional (default = `500`)
     label_mlp_dim : `int`, optional (default = `100`)
     mlp_dropout : `float`, optional (default = `0.33`)

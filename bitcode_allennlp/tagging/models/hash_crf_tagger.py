@@ -43,7 +43,7 @@ class HashCrfTagger(HashingModel):
         on the gold tags of the first view, its cross-entropy normalised as `task_loss`; built with K and the tag
         count. It pushes the task into the bits (what it gains: REPRODUCTION.md). Not used for prediction;
         `code_head_accuracy` reports how well the bits alone predict the tags. Config variables `CODE_HEAD` (the
-        weight; 0: no head), `CODE_HEAD_DIM`, `CODE_HEAD_FLIP`.
+        weight; 0: no head), `CODE_HEAD_DIM`.
     label_namespace : `str`, optional (default = `"labels"`)
     label_encoding : `str`, optional (default = `None`)
         "BIOUL", "BIO", "IOB1" or "BMES": constrains CRF transitions and reports span F1 (NER). `None`: no

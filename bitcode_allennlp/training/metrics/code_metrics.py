@@ -1,7 +1,7 @@
 """Statistics of the binary codes a hashing model assigns to words, accumulated over an epoch.
 
 Where this sits in the pipeline: the hashing-stage models (`hash_crf_tagger`, `hash_span_parser`) call it in
-`forward` with the bits of the current batch (`scores_to_bits` of the hash layer's ego-attention scores) and
+`forward` with the hash layer's ego-attention scores of the current batch (bit i = score > 0, `Codes.score_bits`) and
 the gold labels, and report it from `get_metrics`. It tells, while training, whether the codes are used
 (distinct, balanced bits) and whether they agree with the task (same label <-> same code), the property the
 validation stage relies on (paper §4, Figure 4).
@@ -53,7 +53,7 @@ from allennlp.common.util import is_distributed
 from allennlp.nn.util import distributed_device
 from allennlp.training.metrics.metric import Metric
 
-from bitcode_allennlp.common.codes import bits_to_ints, scores_to_bits
+from bitcode_allennlp.common.code_value import Codes
 from bitcode_allennlp.common.code_format import check_num_bits
 
 
@@ -129,7 +129,7 @@ class CodeMetrics(Metric):
 
         bits : `torch.Tensor`
             `(batch, words, K)` bits: a `BoolTensor`, or any real tensor whose positive entries are 1 bits
-            (hash scores, ±1 codes, 0/1), see `bitcode_allennlp.common.codes.scores_to_bits`.
+            (hash scores, ±1 codes, 0/1), see `bitcode_allennlp.common.code_value.Codes.score_bits`.
         gold_labels : `torch.LongTensor`, optional
             `(batch, words)` gold label ids. Negative ids, and `None` for the whole batch, mean "no label":
             those words count for `code_distinct` and the bit statistics only.
@@ -137,8 +137,7 @@ class CodeMetrics(Metric):
             `(batch, words)`, true for real words. Default: all words.
         """
         bits, gold_labels, mask = self.detach_tensors(bits, gold_labels, mask)
-        if bits.dtype != torch.bool:
-            bits = scores_to_bits(bits)  # (batch, words, K)
+        bits = Codes.score_bits(bits)  # (batch, words, K) bool
         num_bits = bits.size(-1)
         if self._num_bits is None:
             self._num_bits = check_num_bits(num_bits, name="CodeMetrics' bits per code", error=ConfigurationError)
@@ -158,7 +157,7 @@ class CodeMetrics(Metric):
             self._pending_ones = torch.zeros(num_bits, dtype=torch.long)  # (K,)
         self._pending_ones += bits.long().sum(0).cpu()  # (K,)
         self._pending_total += bits.size(0)
-        codes = bits_to_ints(bits)  # (m,)
+        codes = Codes.packed_tensor(bits)  # (m,)
         keys = torch.stack([codes, labels], dim=-1)  # (m, 2)
         keys, counts = torch.unique(keys, dim=0, return_counts=True)  # (u, 2), (u,)
         keys, counts = keys.cpu(), counts.cpu()  # (u, 2), (u,)
