@@ -6,7 +6,8 @@ would use"), on the full open corpora with MiniLM fine-tuned, hashing and valida
     python benchmarks/bit_budget.py --table-only             # the table (and PNG) from the finished cells
 
 A cell is one `python -m bitcode_allennlp.code_stage.experiment` (hashing stage, re-annotation, validation stage, both
-scored on dev, `allennlp bits probe`) in runs/bit_budget/TASK_K{K}/ with `SETTINGS[task]` and `K`; the K = 24 cells
+scored on dev, `allennlp bits probe`) in runs/bit_budget/TASK_K{K}/ with `SETTINGS[task]` (the task's recipe,
+`bitcode_allennlp.recipes.RECIPES`: its hashing and validation variables) and `K`; the K = 24 cells
 are the committed runs of benchmarks/results/full_data/ (`COMMITTED`, the same commands) unless `--rerun-24`. An
 interrupted cell goes on where it stopped when the script runs again (the experiment keeps finished steps and
 resumes an interrupted training); `--deadline SECONDS` stops a cell's experiment that long after it starts.
@@ -17,31 +18,16 @@ validation score is within 1 point of K = 24's.
 """
 import argparse
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import common
-from bitcode_allennlp.code_stage.experiment import DEADLINE_STATUS
+from bitcode_allennlp.recipes import RECIPES, Recipe
 
-DATA = common.SHARED_DATA
-SETTINGS: Dict[str, Dict[str, Any]] = {
-    "ner": {"name": "BTC NER (span F1)", "committed": "btc_ner_codehead2_e3.json",
-            "train": DATA / "ner/btc/conll2012/train", "dev": DATA / "ner/btc/conll2012/development",
-            "set": ["EPOCHS=3", "HEAD_LR=1e-3", "BETA=0.005", "CODE_HEAD=2", "SEED=0"],
-            "code_set": ["EPOCHS=20", "CODE_DIM=256", "CODE_BIT_FLIP=0.2"]},
-    "pos": {"name": "UD EWT POS (accuracy)", "committed": "ewt_pos_codehead.json",
-            "train": DATA / "pos/ud_english_ewt/en_ewt-ud-train.conllu",
-            "dev": DATA / "pos/ud_english_ewt/en_ewt-ud-dev.conllu",
-            "set": ["READER=conllu_pos", "TOKEN_POLICY=repair", "EPOCHS=3", "HEAD_LR=1e-3", "BETA=0.05", "CODE_HEAD=1"],
-            "code_set": ["EPOCHS=20", "CODE_DIM=256"]},
-    "parse": {"name": "CRAFT parsing (EVALB F1)", "committed": "craft_parse.json",
-              "train": DATA / "const/craft/craft-train.tree", "dev": DATA / "const/craft/craft-dev.tree",
-              "set": ["TOKEN_POLICY=repair", "MAX_INSTANCES=6000", "EPOCHS=3", "HEAD_LR=1e-3"],
-              "code_set": ["TOKEN_POLICY=repair", "EPOCHS=10", "CODE_DIM=256"]},
-}
-"""Each task's best measured setting (REPRODUCTION.md's rows), the committed K = 24 run of it."""
+SETTINGS: Dict[str, Recipe] = {task: RECIPES[task] for task in ("ner", "pos", "parse")}
+"""Each task's best measured setting (REPRODUCTION.md's rows, the README's "A model you would use"): its recipe,
+written once in `bitcode_allennlp.recipes.RECIPES` (`hashing_set`, `code_set`, `committed`: the K = 24 run of it,
+`title`)."""
 OUT = common.RESULTS / "bit_budget.json"
 
 
@@ -51,36 +37,22 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--bits", default="8,12,16,24,32", help="the values of K")
     parser.add_argument("--rerun-24", action="store_true", help="run the K = 24 cells instead of the committed runs")
     parser.add_argument("--table-only", action="store_true", help="no training: the table from finished cells")
-    parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
-                        help="each cell's experiment stops SECONDS after it starts (exit 75); run again to go on")
-    parser.add_argument("--cuda-device", type=int, default=-1)
+    common.add_cell_options(parser)
     parser.add_argument("--work", default=str(common.ROOT / "runs" / "bit_budget"))
     return common.parse_args(parser)
 
 
 def run_cell(args: argparse.Namespace, task: str, bits: int) -> Optional[Dict[str, Any]]:
     """The cell's experiment.json, running the experiment unless it has finished (or it is a committed K = 24)."""
-    spec = SETTINGS[task]
+    recipe = SETTINGS[task]
     if bits == 24 and not args.rerun_24:
-        return json.loads((common.COMMITTED / "full_data" / spec["committed"]).read_text())
+        return json.loads((common.COMMITTED / "full_data" / recipe.committed).read_text())
     out = Path(args.work) / f"{task}_K{bits}"
     if (out / "experiment.json").exists():
         return json.loads((out / "experiment.json").read_text())
     if args.table_only:
         return None
-    device = [f"CUDA_DEVICE={args.cuda_device}"] if args.cuda_device >= 0 else []
-    command = [sys.executable, "-m", "bitcode_allennlp.code_stage.experiment", task, "--out", str(out), "--plm",
-               "minilm", "--train", str(spec["train"]), "--dev", str(spec["dev"]),
-               "--set", *spec["set"], f"K={bits}", *device, "--code-set", *spec["code_set"], *device,
-               "--cuda-device", str(args.cuda_device),
-               *(["--deadline", str(args.deadline)] if args.deadline is not None else [])]
-    print("$ " + " ".join(command[1:]), flush=True)
-    status = subprocess.run(command, cwd=common.ROOT).returncode
-    if status == DEADLINE_STATUS:
-        raise SystemExit(f"{out}: stopped at --deadline; run the same command again to go on")
-    if status != 0:
-        raise SystemExit(f"{out}: the experiment failed (exit status {status}); see {out / 'logs'}")
-    return json.loads((out / "experiment.json").read_text())
+    return common.run_cell(args, task, out, [*recipe.hashing_set, f"K={bits}"], recipe.code_set)
 
 
 def row(task: str, bits: int, experiment: Dict[str, Any]) -> Dict[str, Any]:
@@ -118,7 +90,7 @@ def plot(rows: List[Dict[str, Any]], png: Path) -> None:
             axis.plot([r["K"] for r in cells], [r[key] for r in cells], style, label=key)
         axis.set_xticks([r["K"] for r in cells])
         axis.set_xlabel("K (bits per word)")
-        axis.set_title(SETTINGS[task]["name"])
+        axis.set_title(SETTINGS[task].title)
         axis.legend(fontsize="small")
     figure.tight_layout()
     figure.savefig(png, dpi=100)
@@ -136,7 +108,7 @@ def main() -> None:
                 common.write_json(OUT, {"command": common.command_line(), "machine": common.machine(), "rows": rows})
     print(common.markdown_table(
         ["task", "K", "hashing", "validation", "gap", "bit MLP", "smallest K within 1 of K = 24"],
-        [[SETTINGS[r["task"]]["name"], r["K"], f"{r['hashing']:.2f}", f"{r['validation']:.2f}", f"{r['gap']:+.2f}",
+        [[SETTINGS[r["task"]].title, r["K"], f"{r['hashing']:.2f}", f"{r['validation']:.2f}", f"{r['gap']:+.2f}",
           "—" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}", smallest_enough(rows, r["task"]) or "—"]
          for r in rows], align="lrrrrrr"))
     if rows:

@@ -1,6 +1,7 @@
 """What the benchmark scripts share: paths, PLMs by name, the fixture archive, peak memory (RSS), the machine,
-markdown tables, JSON results and interleaved timing. Imported by the scripts beside it (`import common`: a script's
-own folder is first on `sys.path`).
+markdown tables, JSON results, interleaved timing, and the cells of the scripts that run experiments on the full
+corpora (`run_cell`). Imported by the scripts beside it (`import common`: a script's own folder is first on
+`sys.path`).
 
 Standard library only at import time (torch only inside `machine(torch_info=True)` and `versions()`): a parent
 process that measures its children's peak RSS must stay small, because Linux starts a child's `ru_maxrss` at its
@@ -17,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from bitcode_allennlp.recipes import RECIPES  # standard library only at import
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "benchmarks" / "results"
@@ -137,6 +140,59 @@ def versions() -> Dict[str, str]:
     except PackageNotFoundError:
         pass
     return found
+
+
+# ---------------------------------------------------------------------------------------------- experiment cells
+TASK_DATA = {task: (SHARED_DATA / recipe.train, SHARED_DATA / recipe.dev) for task, recipe in RECIPES.items()}
+"""Each task's full open training and dev corpora in ../shared/data (`bitcode_allennlp.recipes.RECIPES`)."""
+
+
+def add_cell_options(parser: "argparse.ArgumentParser") -> None:
+    """`--deadline` and `--cuda-device`, the options of a script whose cells are experiments (`run_cell`)."""
+    parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                        help="each cell's experiment stops SECONDS after it starts (exit 75); run again to go on")
+    parser.add_argument("--cuda-device", type=int, default=-1,
+                        help="GPU id for every step of a cell (CUDA_DEVICE of both stages; not part of a cell's name)")
+
+
+def run_cell(args: "argparse.Namespace", task: str, out: Path, hashing: Sequence[str], code: Sequence[str],
+             more: Sequence[str] = ()) -> Dict[str, Any]:
+    """
+    A cell: `python -m bitcode_allennlp.code_stage.experiment TASK` in OUT on the task's full corpora (`TASK_DATA`)
+    with MiniLM, `--set HASHING --code-set CODE` (each followed by `CUDA_DEVICE` with `--cuda-device`), MORE
+    options, `--cuda-device` and `--deadline` (`add_cell_options`); printed first. Its experiment.json, or
+    `SystemExit` saying why it stopped.
+
+    # Parameters
+
+    args : `argparse.Namespace`
+        The script's options (`add_cell_options`'s).
+    task : `str`
+        The experiment's task.
+    out : `Path`
+        The cell's folder.
+    hashing : `Sequence[str]`
+        The hashing stage's `NAME=VALUE` variables, in order.
+    code : `Sequence[str]`
+        The validation stage's.
+    more : `Sequence[str]`, optional
+        More options of the experiment (e.g. `--hashing-archive A`).
+    """
+    from bitcode_allennlp.code_stage.experiment import DEADLINE_STATUS
+
+    train, dev = TASK_DATA[task]
+    device = [f"CUDA_DEVICE={args.cuda_device}"] if args.cuda_device >= 0 else []
+    command = [sys.executable, "-m", "bitcode_allennlp.code_stage.experiment", task, "--out", str(out), "--plm",
+               "minilm", "--train", str(train), "--dev", str(dev), "--set", *hashing, *device,
+               "--code-set", *code, *device, *more, "--cuda-device", str(args.cuda_device),
+               *(["--deadline", str(args.deadline)] if args.deadline is not None else [])]
+    print("$ " + " ".join(command[1:]), flush=True)
+    status = subprocess.run(command, cwd=ROOT).returncode
+    if status == DEADLINE_STATUS:
+        raise SystemExit(f"{out}: stopped at --deadline; run the same command again to go on")
+    if status != 0:
+        raise SystemExit(f"{out}: the experiment failed (exit status {status}); see {out / 'logs'}")
+    return json.loads((out / "experiment.json").read_text())
 
 
 # ---------------------------------------------------------------------------------------------- results

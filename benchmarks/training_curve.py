@@ -26,25 +26,21 @@ epoch's, and its codes are re-annotated and validated as in the cell (`experimen
 """
 import argparse
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 import common
-from bitcode_allennlp.code_stage.experiment import DEADLINE_STATUS, selected_epoch
+from bitcode_allennlp.code_stage.experiment import selected_epoch
 
-DATA = common.SHARED_DATA
 TASKS: Dict[str, Dict[str, Any]] = {
     "pos": {"name": "UD EWT POS (XPOS)", "metric": "accuracy", "committed": "ewt_pos_beta005.json", "beta": "0.05",
-            "train": DATA / "pos/ud_english_ewt/en_ewt-ud-train.conllu",
-            "dev": DATA / "pos/ud_english_ewt/en_ewt-ud-dev.conllu",
             "set": ["READER=conllu_pos", "TOKEN_POLICY=repair", "HEAD_LR=1e-3"],
             "code_set": ["EPOCHS=20", "CODE_DIM=256"]},
     "ner": {"name": "BTC NER (span F1)", "metric": "f1-measure-overall", "committed": "btc_ner_beta005_e3.json",
-            "beta": "0.005", "train": DATA / "ner/btc/conll2012/train", "dev": DATA / "ner/btc/conll2012/development",
-            "set": ["HEAD_LR=1e-3", "SEED=0"], "code_set": ["EPOCHS=20", "CODE_DIM=256", "CODE_BIT_FLIP=0.2"]},
+            "beta": "0.005", "set": ["HEAD_LR=1e-3", "SEED=0"],
+            "code_set": ["EPOCHS=20", "CODE_DIM=256", "CODE_BIT_FLIP=0.2"]},
 }
+"""The paper's method alone (REPRODUCTION.md's rows); the corpora are `common.TASK_DATA`'s."""
 BASE_EPOCHS = 3
 OUT = common.RESULTS / "training_curve.json"
 
@@ -63,10 +59,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--plot-only", action="store_true", help="no training: the table and PNG from finished cells")
     parser.add_argument("--weights", choices=["best", "last"], default="best",
                         help="the hashing stage's epoch that makes the codes: best on dev (AllenNLP's archive) or last")
-    parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
-                        help="each cell's experiment stops SECONDS after it starts (exit 75); run again to go on")
-    parser.add_argument("--cuda-device", type=int, default=-1,
-                        help="GPU id for every step of a cell (CUDA_DEVICE of both stages; not part of a cell's name)")
+    common.add_cell_options(parser)
     parser.add_argument("--work", default=str(common.ROOT / "runs" / "training_curve"))
     parser.add_argument("--png", default=None, help="default: docs/training_curve.png, or runs/benchmarks/ with "
                         "--set or --weights last")
@@ -130,23 +123,12 @@ def run_cell(args: argparse.Namespace, task: str, multiple: int, beta0: bool) ->
         return finished(out)
     if args.plot_only:
         return None
-    device = [f"CUDA_DEVICE={args.cuda_device}"] if args.cuda_device >= 0 else []
-    hashing = [*spec["set"], f"EPOCHS={BASE_EPOCHS * multiple}", f"BETA={0 if beta0 else spec['beta']}", *args.set,
-               *device]
+    hashing = [*spec["set"], f"EPOCHS={BASE_EPOCHS * multiple}", f"BETA={0 if beta0 else spec['beta']}", *args.set]
     reuse = []
     if last:
         base = Path(args.work) / cell_name(task, multiple, beta0, args.set)
         reuse = ["--hashing-archive", str(last_epoch_archive(base / "hashing", out))]
-    command = [sys.executable, "-m", "bitcode_allennlp.code_stage.experiment", task, "--out", str(out), "--plm",
-               "minilm", "--train", str(spec["train"]), "--dev", str(spec["dev"]), "--set", *hashing,
-               "--code-set", *spec["code_set"], *device, *reuse, "--cuda-device", str(args.cuda_device),
-               *(["--deadline", str(args.deadline)] if args.deadline is not None else [])]
-    print("$ " + " ".join(command[1:]), flush=True)
-    status = subprocess.run(command, cwd=common.ROOT).returncode
-    if status == DEADLINE_STATUS:
-        raise SystemExit(f"{out}: stopped at --deadline; run the same command again to go on")
-    if status != 0:
-        raise SystemExit(f"{out}: the experiment failed (exit status {status}); see {out / 'logs'}")
+    common.run_cell(args, task, out, hashing, spec["code_set"], reuse)
     return finished(out)
 
 

@@ -450,7 +450,8 @@ def load(path_or_name: Union[str, os.PathLike], device: Union[str, int, None] = 
 
 
 def train(config: Union[str, os.PathLike], serialization_dir: Union[str, os.PathLike],
-          variables: Optional[Dict[str, Any]] = None, plm: Optional[str] = None, force: bool = False) -> str:
+          variables: Optional[Dict[str, Any]] = None, plm: Optional[str] = None, force: bool = False,
+          recover: bool = False) -> str:
     """
     Trains a model as `allennlp train CONFIG -s SERIALIZATION_DIR` does, with `variables` as its config variables
     (docs/configs.md: `{"EPOCHS": 3, "TRAIN_DATA": "...", "CODE_HEAD": 2}`), and returns its `model.tar.gz`. Config
@@ -469,11 +470,15 @@ def train(config: Union[str, os.PathLike], serialization_dir: Union[str, os.Path
         `"minilm"`, a tiny fixture (`"tiny-bert"`; `bitcode_allennlp.plm.PATHS`) or a PLM folder: the `PLM` variable.
     force : `bool`, optional (default = `False`)
         Replace an existing serialization folder (AllenNLP's `-f`).
+    recover : `bool`, optional (default = `False`)
+        Continue the training that an interruption left in the serialization folder, from its last checkpoint
+        (AllenNLP's `--recover`; the folder's `config.json` must be the config's). Not with `force` (AllenNLP's
+        `ConfigurationError`).
     """
     import logging
 
     from bitcode_allennlp import resources
-    from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES
+    from bitcode_allennlp.host.config_declaration import VARIABLES
     from bitcode_allennlp.plm import PATHS
 
     name = os.fspath(config)
@@ -491,10 +496,10 @@ def train(config: Union[str, os.PathLike], serialization_dir: Union[str, os.Path
     saved, root = dict(os.environ), logging.getLogger()
     handlers, level = root.handlers[:], root.level
     os.environ.clear()
-    os.environ.update({k: v for k, v in saved.items() if k not in CONFIG_VARIABLES})
+    os.environ.update({k: v for k, v in saved.items() if k not in VARIABLES})
     os.environ.update({"BITCODE_VERBOSE": saved.get("BITCODE_VERBOSE", "0"), **settings})
     try:
-        train_model_from_file(path, os.fspath(serialization_dir), force=force)
+        train_model_from_file(path, os.fspath(serialization_dir), force=force, recover=recover)
     finally:
         for handler in root.handlers:
             if handler not in handlers:

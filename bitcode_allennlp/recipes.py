@@ -40,7 +40,10 @@ from bitcode_allennlp.tasks import named
 class Recipe:
     """A task's recommended setting (`variables` for its hashing config) and where its data lies in the corpora's
     folder; `reference`: the REPRODUCTION.md row it comes from (hashing-stage and codes-only dev scores). Its
-    hashing config and metric are the registered task's (`bitcode_allennlp.tasks`)."""
+    hashing config and metric are the registered task's (`bitcode_allennlp.tasks`). The one table of these settings:
+    `benchmarks/bit_budget.py` reads it too, with `code_variables` (the validation stage's variables of that row,
+    whose score is the codes-only one), `committed` (that row's K = 24 result in
+    `benchmarks/results/full_data/`) and `title` (the task and its metric, in tables)."""
 
     task: str
     train: str
@@ -49,6 +52,9 @@ class Recipe:
     variables: Dict[str, str]
     reference: str
     minutes: int = field(default=30)
+    code_variables: Dict[str, str] = field(default_factory=dict)
+    committed: str = ""
+    title: str = ""
 
     @property
     def config_path(self) -> Path:
@@ -65,22 +71,38 @@ class Recipe:
         """The task's metric (`Task.metric`)."""
         return named(self.task).metric
 
+    @property
+    def hashing_set(self) -> List[str]:
+        """`variables` as the experiment's `--set` items, `NAME=VALUE` in their order."""
+        return [f"{name}={value}" for name, value in self.variables.items()]
+
+    @property
+    def code_set(self) -> List[str]:
+        """`code_variables` as the experiment's `--code-set` items, `NAME=VALUE` in their order."""
+        return [f"{name}={value}" for name, value in self.code_variables.items()]
+
 
 RECIPES = {
     "ner": Recipe("ner", "ner/btc/conll2012/train", "ner/btc/conll2012/development", "CC BY 4.0",
                   {"EPOCHS": "3", "HEAD_LR": "1e-3", "BETA": "0.005", "CODE_HEAD": "2", "SEED": "0"},
                   "BTC NER, code-reading head of weight 2, 3 epochs: dev span F1 76.97 (seeds 1, 2: 76.49, 77.46), "
-                  "codes alone 76.76", 16),
+                  "codes alone 76.76", 16,
+                  code_variables={"EPOCHS": "20", "CODE_DIM": "256", "CODE_BIT_FLIP": "0.2"},
+                  committed="btc_ner_codehead2_e3.json", title="BTC NER (span F1)"),
     "pos": Recipe("pos", "pos/ud_english_ewt/en_ewt-ud-train.conllu",
                   "pos/ud_english_ewt/en_ewt-ud-dev.conllu", "CC BY-SA 4.0",
                   {"READER": "conllu_pos", "TOKEN_POLICY": "repair", "EPOCHS": "3", "HEAD_LR": "1e-3", "BETA": "0.05",
                    "CODE_HEAD": "1"},
-                  "UD EWT POS, code-reading head: dev accuracy 96.20, codes alone 95.78", 28),
+                  "UD EWT POS, code-reading head: dev accuracy 96.20, codes alone 95.78", 28,
+                  code_variables={"EPOCHS": "20", "CODE_DIM": "256"}, committed="ewt_pos_codehead.json",
+                  title="UD EWT POS (accuracy)"),
     "parse": Recipe("parse", "const/craft/craft-train.tree", "const/craft/craft-dev.tree",
                     "CC BY 3.0 (6 articles' text CC BY-NC: see the corpus' PROVENANCE.txt)",
                     {"TOKEN_POLICY": "repair", "MAX_INSTANCES": "6000", "EPOCHS": "3", "HEAD_LR": "1e-3"},
                     "CRAFT parsing, the paper's method on the first 6,000 trees: dev EVALB F1 81.05, codes alone "
-                    "79.75", 22),
+                    "79.75", 22,
+                    code_variables={"TOKEN_POLICY": "repair", "EPOCHS": "10", "CODE_DIM": "256"},
+                    committed="craft_parse.json", title="CRAFT parsing (EVALB F1)"),
 }
 TICK = 10.0
 """Seconds between progress lines while a step runs."""

@@ -6,9 +6,10 @@ configs, `code_stage.experiment`, the demo and `plm.py` use as defaults.
 
 From a checkout (an editable install, or the repository on PYTHONPATH) they are the repository's own folders beside
 the package. A regular install (`pip install .`, a wheel) has no repository: the wheel carries a copy of `RESOURCES`
-in `bitcode_allennlp/_resources/` (setup.py's build step copies them), laid out as in the repository, so that
-`env.root` of the copied `env.libsonnet` (the folder above `training_configs/`) points the configs' default paths
-(`env.root + "/fixtures/..."`) into the copy. Standard library only: setup.py runs this file to list them.
+in `bitcode_allennlp/_resources/` (setup.py's build step copies them), laid out as in the repository. `root()` is
+what every config's declared default paths (``fixtures/...``) are resolved against, wherever the config is
+(`bitcode_allennlp.host.config_variables.config_root`; `env.root` of `env.libsonnet` is the same folder), so they
+point into the checkout or into the copy. Standard library only: setup.py runs this file to list them.
 """
 import sys
 from pathlib import Path

@@ -144,8 +144,11 @@ def test_training_curve_runs_only_the_baselines_and_passes_device_and_deadline_o
     # a cell's experiment: the GPU for both stages and every step, not in the cell's name; the deadline passed on
     monkeypatch.undo()
     commands = []
-    monkeypatch.setattr(training_curve.subprocess, "run", lambda command, cwd: commands.append(command) or
-                        subprocess.CompletedProcess(command, training_curve.DEADLINE_STATUS))
+    from bitcode_allennlp.code_stage.experiment import DEADLINE_STATUS
+
+    # the cell runs through `common.run_cell`, shared with bit_budget.py
+    monkeypatch.setattr(training_curve.common.subprocess, "run", lambda command, cwd: commands.append(command) or
+                        subprocess.CompletedProcess(command, DEADLINE_STATUS))
     args = argparse.Namespace(work=str(tmp_path), set=["VIEWS=batched"], weights="best", rerun_1x=False,
                               plot_only=False, cuda_device=0, deadline=500.0)
     with pytest.raises(SystemExit, match="ner_x9_beta0_VIEWS-batched: stopped at --deadline; run the same command"):

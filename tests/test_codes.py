@@ -233,16 +233,27 @@ def test_the_codes_value_imports_no_torch():
 
 def test_no_module_converts_codes_outside_the_value():
     """The converters of `code_format` and `codes` are the value's internals: the package's modules (and the
-    benchmarks) call none of them but through `Codes` (`check_*` and `num_hex_digits` describe the format)."""
+    benchmarks) call none of them but through `Codes` (`check_*` and `num_hex_digits` describe the format), nor
+    split or shift packed codes themselves (`Codes.halves` gives the 32-bit halves)."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     converters = re.compile(r"\b(int_to_hex|ints_to_hex|uint64_to_hex|parse_hex_code|hex_to_int|hex_to_uint64|"
                             r"hex_to_bits|unpack_bits|pack_bits|scores_to_bits|bits_to_ints|ints_to_bits|"
-                            r"bits_to_signs|signs_to_bits)\(")
+                            r"bits_to_signs|signs_to_bits)\(|>>\s*np\.uint64\(|<<\s*np\.uint64\(|0x[fF]{8}\b")
     inside = {"bitcode_allennlp/common/code_format.py", "bitcode_allennlp/common/codes.py",
               "bitcode_allennlp/common/code_value.py"}
     calling = [str(path.relative_to(root)) for folder in ("bitcode_allennlp", "benchmarks")
                for path in sorted((root / folder).rglob("*.py"))
                if str(path.relative_to(root)) not in inside and converters.search(path.read_text())]
     assert calling == []
+
+
+def test_halves_split_packed_codes_into_32_bit_halves():
+    """`Codes.halves`: (high, low) uint32 of the value's shape, code = high * 2 ** 32 + low."""
+    packed = np.array([[0, 1], [2 ** 32 + 5, 2 ** 63 - 1]], dtype=np.uint64)  # (2, 2)
+    high, low = Codes(packed, 63).halves()
+    assert high.dtype == low.dtype == np.uint32 and high.shape == low.shape == (2, 2)
+    assert (high.astype(np.uint64) * np.uint64(2 ** 32) + low == packed).all()
+    assert high.tolist() == [[0, 0], [1, 2 ** 31 - 1]] and low.tolist() == [[0, 1], [5, 2 ** 32 - 1]]
+    assert Codes(np.array([7], dtype=np.uint64), 24).halves()[0].tolist() == [0]

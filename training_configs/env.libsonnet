@@ -11,7 +11,9 @@
 // BITCODE_SETTINGS" unless given them:
 //   jsonnet --ext-str BITCODE_SETTINGS="$(python -m bitcode_allennlp.host.config_variables --settings CONFIG)" CONFIG
 // `root` is the repository root, derived from where this file is (in an installed package, the folder of its copy
-// of the configs and fixtures: bitcode_allennlp/resources.py); the declared default paths are relative to it.
+// of the configs and fixtures): the folder bitcode_allennlp/resources.py's root() names, against which Python
+// resolves the declared default paths (host/config_variables.py's config_root) of every config, wherever the config
+// is (a config in a task's own folder imports this file by a relative path and gets the same root).
 local settings = std.parseJson(std.extVar("BITCODE_SETTINGS"));
 local parts = std.split(std.thisFile, "/");
 local dir = std.join("/", parts[0:std.length(parts) - 2]);

@@ -109,9 +109,10 @@ def _write_explorer(corpus: CodesCorpus, out_dir: Path, codes_path: str, archive
     for shard in range(shards):
         chunk = records[shard * SHARD_SENTENCES:(shard + 1) * SHARD_SENTENCES]
         (data / "sentences" / f"{shard}.js").write_text(_script(f"sentences/{shard}", chunk), encoding="utf-8")
+    high, low = corpus.code_value.halves()  # (n,), (n,) uint32
     entries = {
-        "hi": _b64((corpus.codes >> np.uint64(32)).astype(np.uint32), "u4"),  # (n,)
-        "lo": _b64((corpus.codes & np.uint64(0xFFFFFFFF)).astype(np.uint32), "u4"),  # (n,)
+        "hi": _b64(high, "u4"),  # (n,)
+        "lo": _b64(low, "u4"),  # (n,)
         "word": _b64(word_ids.astype(np.uint32), "u4"),  # (n,)
         "labels": {view: _b64(np.asarray(column.ids, dtype=np.uint16), "u2") for view, column in corpus.labels.items()},
         "starts": _b64(starts.astype(np.uint32), "u4"),  # (sentences + 1,)

@@ -26,8 +26,8 @@ _1, _2, _4, _56 = (np.uint64(s) for s in (1, 2, 4, 56))
 def popcount_swar(values: np.ndarray) -> np.ndarray:
     """
     Bits set in each uint64 without `np.bitwise_count` (numpy < 2.0): the SWAR bit count (sums of 2, 4, 8 bits in
-    place, then one multiply adds the 8 byte counts into the top byte). On 32k codes on the development machine:
-    7.8x the time of `np.bitwise_count`, and 6x faster than a numpy byte lookup table.
+    place, then one multiply adds the 8 byte counts into the top byte). Its speed against `np.bitwise_count` and a
+    byte lookup table: docs/results.md, "Cost of the hashing step".
     """
     x = np.asarray(values, dtype=np.uint64)  # (...)
     x = x - ((x >> _1) & _M1)  # (...) 2-bit sums

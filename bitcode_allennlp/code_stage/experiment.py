@@ -16,7 +16,8 @@ or on its first DEV_MAX_INSTANCES sentences when `--set` gives that cap (re-anno
 read the same sentences). After both stages, `allennlp bits probe` reads the train and dev codes (do they carry the
 task? code majority, Hamming k-NN, bit and window probes beside the word-majority baseline; `bits/probe.py`) into
 OUT/diagnostics.json, stored in experiment.json under "diagnostics" (`--no-probe` skips it). `--in-process` runs the
-steps in this process. `--deadline SECONDS` stops the command that many seconds after it started (a job's wall-time
+steps in this process (the trainings through the Python API, `bitcode_allennlp.train`; the same commands recorded,
+the same logs). `--deadline SECONDS` stops the command that many seconds after it started (a job's wall-time
 limit): the step running then gets Ctrl-C (SIGINT; a training keeps its checkpoints, re-annotation the sentences
 coded so far), the command exits with status 75, and the same command run again goes on from there (an interrupted
 training resumes with `--recover`). Writes OUT/experiment.json.
@@ -34,7 +35,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, TextIO, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, TextIO, Tuple
 
 from bitcode_allennlp import resources
 from bitcode_allennlp import tasks as registered_tasks
@@ -151,18 +152,46 @@ def run_in_process(args: Sequence[str], env: Dict[str, str], log: TextIO) -> int
     it changes (environment, argv, root logging handlers, tqdm logger, excepthook) is put back afterwards.
     """
     import allennlp.commands
+
+    def command() -> None:
+        sys.argv = ["allennlp", *args]
+        allennlp.commands.main(prog="allennlp")
+
+    return in_process(command, env, log)
+
+
+def train_in_process(args: Sequence[str], env: Dict[str, str], log: TextIO) -> int:
+    """
+    A training step, `allennlp train CONFIG -s RUN_DIR -f|--recover` (`args` without `allennlp`), through the Python
+    API in this process (`bitcode_allennlp.api.train`: force for ``-f``, recover for ``--recover``) as
+    `run_in_process` runs a command: `env` as the environment (its config variables are the training's), output
+    and logs into `log`, its exit code returned, the process put back afterwards.
+    """
+    from bitcode_allennlp import api
+
+    command, config, option, run_dir, mode = map(str, args)
+    if command != "train" or option != "-s" or mode not in ("-f", "--recover"):
+        raise ValueError(f"not a training step: allennlp {' '.join(map(str, args))}")
+    variables = {name: value for name, value in env.items() if name in CONFIG_VARIABLES}
+    return in_process(lambda: api.train(config, run_dir, variables, force=mode == "-f", recover=mode == "--recover"),
+                      env, log)
+
+
+def in_process(call: Callable[[], Any], env: Dict[str, str], log: TextIO) -> int:
+    """`call()` with `env` as the environment and stdout/stderr/logging into `log`: 0, its `SystemExit` code, or 1
+    for an exception (its traceback in `log`, like a failed subprocess's). Everything it changes (environment, argv,
+    root logging handlers, tqdm logger, excepthook) is put back afterwards."""
     from allennlp.common.tqdm import logger as tqdm_logger
 
     root = logging.getLogger()
     saved = (dict(os.environ), sys.argv, root.handlers[:], root.level, tqdm_logger.handlers[:], sys.excepthook)
     os.environ.clear()
     os.environ.update(env)
-    sys.argv = ["allennlp", *args]
     code = 0
     try:
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             try:
-                allennlp.commands.main(prog="allennlp")
+                call()
             except SystemExit as exit:
                 code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
             except Exception:  # noqa: BLE001  (reported in the step's log, like a failed subprocess)
@@ -213,7 +242,8 @@ class ExperimentSettings:
     same_train_sentences : `bool`, optional (default = `False`)
         Re-annotate only the hashing stage's training sentences (its `max_instances`), not the entire corpus.
     in_process : `bool`, optional (default = `False`)
-        Run the `allennlp` steps in this process (`run_in_process`), not one subprocess each.
+        Run the steps in this process, not one subprocess each: the trainings through the Python API
+        (`train_in_process`), the other `allennlp` commands through AllenNLP's main (`run_in_process`).
     probe : `bool`, optional (default = `True`)
         Run `allennlp bits probe` on the codes.
     deadline : `Optional[float]`, optional (default = `None`)
@@ -275,8 +305,9 @@ class Experiment:
         start = time.time()
         log_path = self.out / "logs" / f"{step}.log"
         with open(log_path, "w") as log:
-            if self.in_process:
-                returncode = run_in_process([str(a) for a in args], env, log)
+            if self.in_process:  # a training through the Python API, the other steps through AllenNLP's main
+                step_in_process = train_in_process if args[0] == "train" else run_in_process
+                returncode = step_in_process([str(a) for a in args], env, log)
             else:
                 # cwd: a checkout's root, so that `-m allennlp` finds the package and `.allennlp_plugins` there
                 process = subprocess.Popen([sys.executable, "-m", "allennlp", *map(str, args)], env=env,
@@ -456,8 +487,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                         help="re-annotate only the hashing stage's training sentences (its MAX_INSTANCES cap) for "
                              "the validation stage, instead of the entire training corpus (Algorithm 1)")
     parser.add_argument("--in-process", action="store_true",
-                        help="run the allennlp steps in this process (no interpreter start per step; steps share "
-                             "the FREEZE_PLM sentence cache) instead of one subprocess each")
+                        help="run the allennlp steps in this process (the trainings through the Python API; no "
+                             "interpreter start per step; steps share the FREEZE_PLM sentence cache) instead of one "
+                             "subprocess each")
     parser.add_argument("--no-probe", action="store_true",
                         help="skip 'allennlp bits probe' on the train and dev codes (the \"diagnostics\")")
     parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",

@@ -123,8 +123,8 @@ def cached_word_pieces(reader: DatasetReader) -> Iterator[None]:
     `PretrainedTransformerTokenizer.intra_word_tokenize` calls the tokenizer once per word of every sentence and
     copies every piece to set its type id; here the words not seen yet are encoded in one call per sentence (each
     word on its own, as AllenNLP does) and remembered. The indexed sentence is identical (same pieces, ids, type
-    ids, special tokens and offsets; `tests/code_stage/test_hash_corpus_shards.py`); indexing is about 3x faster,
-    which is what bounds re-annotation when the model runs on a GPU.
+    ids, special tokens and offsets; `tests/code_stage/test_hash_corpus_shards.py`), in less time (docs/results.md,
+    "Cost of the hashing step").
     """
     tokenizers = []
     for indexer in getattr(reader, "_token_indexers", {}).values():

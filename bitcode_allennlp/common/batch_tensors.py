@@ -1,4 +1,4 @@
-"""Fast CPU prediction: a batch's tensors without AllenNLP's per-instance machinery (issue 17).
+"""Fast CPU prediction: a batch's tensors without AllenNLP's per-instance machinery.
 
 AllenNLP's `Model.forward_on_instances` tensorizes a batch field by field and instance by instance
 (`Batch.as_tensor_dict`: padding lengths, one padded tensor per field per instance, then stacked), moves the whole

@@ -186,6 +186,14 @@ class Codes:
         """The paper's codes in `{-1, +1}`, int8 `(..., K)`: bit 1 -> +1, bit 0 -> -1."""
         return _format.unpack_bits(self._packed, self._num_bits).astype(np.int8) * 2 - 1  # (..., K)
 
+    def halves(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The packed codes split into 32-bit halves, `(high, low)`, each uint32 of this value's shape: `code =
+        high * 2 ** 32 + low` (what the explorer page's JavaScript reads, having no 64-bit integers; `high` is 0
+        for K <= 32)."""
+        high = (self._packed >> np.uint64(32)).astype(np.uint32)  # (...)
+        low = (self._packed & np.uint64(0xFFFFFFFF)).astype(np.uint32)  # (...)
+        return high, low
+
     # ---------------------------------------------------------------------------------------------- tensors
     def to_tensor(self, device: Any = None) -> "torch.LongTensor":
         """The codes as an int64 tensor of this value's shape (K <= 63: every code fits)."""

@@ -176,7 +176,7 @@ def ints_to_bits(ints: torch.Tensor, num_bits: int) -> torch.BoolTensor:
 def flip_signs(signs: torch.Tensor, rate: float) -> torch.Tensor:
     """
     Training noise on codes (beyond the paper): each ±1 entry of `signs` negated with probability `rate`,
-    independently (the validation stage's `bit_flip`, the code-reading head's `code_head_bit_flip`). Gradients pass
+    independently (the validation stage's `bit_flip`, config variable `CODE_BIT_FLIP`). Gradients pass
     through (a flipped entry's gradient is negated).
     """
     import torch

@@ -17,8 +17,10 @@ installed with ``cli_errors``):
   written atomically (`bitcode_allennlp.host.outputs`): not an input, not a folder, creatable; a failed run leaves
   the old output (or none), never a half-written one.
 * `wrap_evaluate` (``allennlp.common.params``): a jsonnet error becomes a `ConfigurationError`
-  ``<config file>: <jsonnet's message>``; `training_configs/env.libsonnet` makes that message name the variable
-  (``environment variable K="abc" is not a number``).
+  ``<config file>: <jsonnet's message>``. A bad config variable never gets that far: Python checks and reads it
+  before jsonnet runs (`bitcode_allennlp.host.config_variables`, kinds in `bitcode_allennlp.host.config_kinds`),
+  a `ConfigurationError` ``<config file>: environment variable K="abc" is not a number``; `env.libsonnet`'s own
+  messages (``config variable NAME is not in BITCODE_SETTINGS ...``) name the variable.
 * `get_json_data` (``allennlp predict``'s `_PredictManager`): input lines are read as UTF-8 JSON objects and checked
   by the predictor's `check_input` (`bitcode_allennlp.model.predictor`). A bad line is a `DataFormatError`
   ``<input>, line <n>: <what is wrong>``; every line of an input file is checked before the first prediction, so a
@@ -181,7 +183,7 @@ def add_evaluate_checks(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def jsonnet_message(text: str) -> str:
     """The first line of a jsonnet error without its `RUNTIME ERROR: ` prefix, and where it happened unless the
-    message is one of `env.libsonnet`'s (which name the variable)."""
+    message names a variable (`env.libsonnet`'s ``config variable NAME ...``)."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return text
@@ -189,7 +191,8 @@ def jsonnet_message(text: str) -> str:
     for prefix in ("RUNTIME ERROR: ", "STATIC ERROR: "):
         if first.startswith(prefix):
             first = first[len(prefix):]
-    if not first.startswith("environment variable ") and len(lines) > 1 and text.startswith("RUNTIME ERROR"):
+    names_variable = first.startswith(("environment variable ", "config variable "))
+    if not names_variable and len(lines) > 1 and text.startswith("RUNTIME ERROR"):
         first += f" (at {lines[1].split()[0]})"
     return first
 

@@ -8,8 +8,9 @@ no defaults in jsonnet. `config_settings` runs when AllenNLP evaluates a config 
 (``BITCODE_ENV``): each variable the config reads (`config_reads`) that is set must parse and be in range, or a
 `ConfigurationError` names it in one line, e.g. ``<config>: environment variable EPOCHS="-1" must be an integer >=
 1``, before anything is built or written; then every variable the config reads gets its typed value, the set one or
-the config's declared default (`Variable.by_config`; paths relative to the repository root, `config_root`), handed
-to jsonnet as the ext var ``BITCODE_SETTINGS`` (a JSON object). The validation stage's ``K`` is its ``TRAIN_DATA``
+the config's declared default (`Variable.by_config`; paths relative to the repository root or its copy installed
+with the package, `config_root`, wherever the config is), handed to jsonnet as the ext var ``BITCODE_SETTINGS`` (a
+JSON object). The validation stage's ``K`` is its ``TRAIN_DATA``
 codes file's (`codes_num_bits`); a ``K`` set to another number is an error that names the file. Warnings
 (logging), not errors: a set variable that no config reads but whose name is one or two letters off a declared one
 (``environment variable EPOCH is not read by the configs; did you mean EPOCHS?``), and ``DEV_DATA`` naming the
@@ -32,6 +33,7 @@ import re
 from itertools import takewhile
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
+from bitcode_allennlp import resources
 from bitcode_allennlp.host import config_kinds
 from bitcode_allennlp.host.config_declaration import GROUPS, RETIRED, VARIABLES
 from bitcode_allennlp.host.config_kinds import (  # noqa: F401  (the declaration's names, for its users)
@@ -231,12 +233,13 @@ set (`bitcode_allennlp.host.retired`) is the one problem returned, whatever the 
     return found
 
 
-def config_root(config_file: str) -> str:
-    """The repository root as `config_file`'s path names it (the folder above its own; ``.`` for
-    ``training_configs/x.jsonnet``, ``..`` for a bare file name): what the declared default paths are relative to,
-    as `env.root` in jsonnet."""
-    folder = os.path.dirname(config_file)
-    return (os.path.dirname(folder) or ".") if folder else ".."
+def config_root() -> str:
+    """What the declared default paths (``fixtures/...``) are relative to, for every config wherever it is (the
+    repository's `training_configs/`, a task's own folder, a copy elsewhere; whatever the working folder): the
+    folder holding the package's `training_configs/` and `fixtures/` (`bitcode_allennlp.resources.root`: the
+    repository checkout, else the copy installed with the package), absolute. The same folder as `env.root` of the
+    package's `env.libsonnet`."""
+    return str(resources.root())
 
 
 def codes_num_bits(path: str) -> Optional[int]:
@@ -261,7 +264,7 @@ class _Resolver:
     def __init__(self, config_file: str, set_: Mapping[str, str]) -> None:
         self.name = os.path.basename(config_file)
         self.stem = self.name[: -len(".jsonnet")] if self.name.endswith(".jsonnet") else self.name
-        self.root, self.set, self.values = config_root(config_file), set_, {}  # type: Dict[str, Any]
+        self.root, self.set, self.values = config_root(), set_, {}  # type: Dict[str, Any]
 
     def default(self, variable: Variable) -> Optional[str]:
         for pattern, text in variable.by_config:

@@ -1,13 +1,20 @@
 """What every model of both stages shares: words → embedder → encoder, and, with a hash layer, codes, the hash loss
-and the optional code-reading head.
+and the optional code-reading head; and the order of a forward pass, views → losses → output → decode → metrics.
 
-The tagger (`hash_crf_tagger`) and the parser (`hash_span_parser`) subclass `HashingModel` and add a task head:
-each defines one view (`_view`: one forward pass with its own dropout → a `View` of its task scores and the
-ego-attention scores s), its task loss (`_task_loss`) and what that loss is divided by (`_loss_divisor`);
-`two_view_step` does the rest for both. Hashing stage: the encoder is `hash_transformer`; a training step runs two
-views with independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (paper Eq. 10,
-Algorithm 1), plus, beyond the paper, the code-reading head's loss on view 1 (`code_head.py`). Validation stage: any
-encoder, β = 0, one view.
+The tagger (`hash_crf_tagger`) and the parser (`hash_span_parser`) subclass `HashingModel`; their `forward` reads
+its fields and hands them to `HashingModel.task_forward`, which runs the three steps through the task's hooks:
+
+1. views: `_view` (one forward pass with its own dropout → a `View` of its task scores and the ego-attention scores
+   s); `_scores_output` (the scores put in the output);
+2. losses: `_task_loss` (one view against the gold) and `_loss_divisor` (what a loss summed over the batch is
+   divided by); `two_view_step` adds the views' task losses, β·L_hash and the code-reading head's loss;
+3. decode (eval mode, and in training when `training_metrics`): `_decode_view` (scores → the task output, a
+   `Decoding`), `_update_metrics` (the decoded output against the gold), `_decoded_metrics` (their values);
+   `_human_readable` (ids → strings, in `make_output_human_readable`).
+
+Hashing stage: the encoder is `hash_transformer`; a training step runs two views with independent dropout,
+L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (paper Eq. 10, Algorithm 1), plus, beyond the paper, the
+code-reading head's loss on view 1 (`code_head.py`). Validation stage: any encoder, β = 0, one view.
 """
 import hashlib
 from functools import lru_cache
@@ -69,6 +76,22 @@ class View(NamedTuple):
     hash_scores: Optional[torch.Tensor]
 
 
+class Decoding(NamedTuple):
+    """
+    What a task model decodes from its first view (`HashingModel._decode_view`), read by name.
+
+    output : `Dict[str, Any]`
+        The decoded keys of the model's output: the tagger's `tags` (tag ids per sentence); the parser's `spans`,
+        `span_label_ids` and, with metadata, `nltk_trees` and `trees`.
+    predicted : `Any`
+        What `_update_metrics` compares with the gold: the tagger's Viterbi paths (batch, words); the parser's trees
+        as one-line strings (`None` without metadata).
+    """
+
+    output: Dict[str, Any]
+    predicted: Any
+
+
 class HashingModel(Model):
     """
     Base class (not registered): the embedder and encoder of both stages, the two-view hash loss, codes, and the
@@ -107,6 +130,8 @@ class HashingModel(Model):
 
     # Whether `add_codes` gets per-word gold labels (tags); without them the pair statistics are not reported.
     codes_have_labels = True
+    # Whether training forwards decode too, for training metrics (eval mode always decodes); a task model may set it.
+    training_metrics = False
     # Where the code-reading head's per-word labels come from, for the error when the vocabulary has none.
     word_labels_source = "the reader's per-word tags"
 
@@ -197,22 +222,69 @@ class HashingModel(Model):
     def train_second_view(self) -> bool:
         return self.training and self.two_views
 
+    def task_forward(
+        self, tokens: TextFieldTensors, gold: Any, metadata: Optional[List[Dict[str, Any]]],
+        word_labels: Optional[torch.LongTensor] = None,
+    ) -> Dict[str, Any]:
+        """
+        The forward pass of every task model: views and losses (`two_view_step`), the output (the task's
+        `_scores_output`, `mask`, the losses, `codes` with a hash layer, `words` with metadata), then, when it
+        decodes (`_decodes`), the task's `_decode_view` into the output and `_update_metrics`.
+
+        # Parameters
+
+        tokens : `TextFieldTensors`
+            The words, as indexed by the text field's indexers.
+        gold : `Any`
+            The gold annotation as the task's `_task_loss` and `_update_metrics` read it; `None`: no losses.
+        metadata : `Optional[List[Dict[str, Any]]]`
+            One dict per sentence with at least `"words"` (the hash loss's word identities, the output's `words`).
+        word_labels : `torch.LongTensor`, optional (default = `None`)
+            Per-word gold labels (batch, words): the code-reading head's targets, and the code metrics' labels
+            when `codes_have_labels`.
+        """
+        mask = util.get_text_field_mask(tokens)  # (batch, words)
+        view, losses = self.two_view_step(tokens, mask, gold, metadata, word_labels)
+        output: Dict[str, Any] = {**self._scores_output(view), "mask": mask, **losses}
+        self.add_codes(output, view.hash_scores, mask, word_labels if self.codes_have_labels else None)
+        if metadata is not None:
+            output["words"] = [m["words"] for m in metadata]
+        if self._decodes():
+            decoding = self._decode_view(view, mask, metadata)
+            output.update(decoding.output)
+            self._update_metrics(view, decoding, gold, mask, metadata)
+        return output
+
+    def _decodes(self) -> bool:
+        """Eval mode always decodes; training mode only for the training metrics (`training_metrics`)."""
+        return not self.training or self.training_metrics
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """The task's `_human_readable` (ids → strings), then `code_hex` (per word, padding removed)."""
+        self._human_readable(output_dict)
+        self.add_code_hex(output_dict)
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        """The task's `_decoded_metrics` when it decodes (`_decodes`), then the `hashing_metrics`."""
+        metrics = self._decoded_metrics(reset) if self._decodes() else {}
+        metrics.update(self.hashing_metrics(reset))
+        return metrics
+
+    # The task's hooks, step 1, views.
+
     def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None) -> View:
         """One forward pass, with its own dropout: the task's scores and the ego-attention scores s (batch, words,
         K), or None without a hash layer; from `embedded` (the embedder's output) when given. Defined by each task
         model (it passes `embedded` to `encode`)."""
         raise NotImplementedError
 
-    def _two_views(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[View, View]:
-        """The two views of a training step, as `views` says."""
-        if self.views == "batched":
-            doubled = {name: {key: torch.cat([t, t]) for key, t in fields.items()} for name, fields in tokens.items()}
-            both = self._view(doubled, torch.cat([mask, mask]))  # every tensor (2·batch, ...)
-            return split_batch(both, mask.shape[0])
-        if self.views == "hash_layer":
-            embedded = self.text_field_embedder(tokens)  # (batch, words, d), one PLM pass
-            return self._view(tokens, mask, embedded), self._view(tokens, mask, embedded)
-        return self._view(tokens, mask), self._view(tokens, mask)
+    def _scores_output(self, view: View) -> Dict[str, Any]:
+        """The task scores of the first view as the output shows them (e.g. `logits`). Defined by each task
+        model."""
+        raise NotImplementedError
+
+    # The task's hooks, step 2, losses.
 
     def _task_loss(self, view: View, gold: Any, mask: torch.BoolTensor) -> torch.Tensor:
         """The task loss of one view against the gold annotation. Defined by each task model."""
@@ -222,6 +294,26 @@ class HashingModel(Model):
         """What a loss summed over the batch is divided by, as the task loss is (sentences, words or 1); the
         code-reading head's loss is divided alike. Defined by each task model."""
         raise NotImplementedError
+
+    # The task's hooks, step 3, decode.
+
+    def _decode_view(self, view: View, mask: torch.BoolTensor, metadata: Optional[List[Dict[str, Any]]]) -> Decoding:
+        """The task output decoded from the scores of `view`. Defined by each task model."""
+        raise NotImplementedError
+
+    def _update_metrics(self, view: View, decoding: Decoding, gold: Any, mask: torch.BoolTensor,
+                        metadata: Optional[List[Dict[str, Any]]]) -> None:
+        """Updates the task metrics with `decoding` against the gold (`gold`, or the gold in `metadata`).
+        Defined by each task model."""
+        raise NotImplementedError
+
+    def _decoded_metrics(self, reset: bool) -> Dict[str, float]:
+        """The task metrics' values (`get_metrics` asks for them when the model decodes). Defined by each task
+        model."""
+        raise NotImplementedError
+
+    def _human_readable(self, output: Dict[str, Any]) -> None:
+        """Turns the decoded ids of `output` into strings, in place; by default nothing to turn."""
 
     def two_view_step(
         self, tokens: TextFieldTensors, mask: torch.BoolTensor, gold: Any, metadata: Optional[List[Dict[str, Any]]],
@@ -249,6 +341,17 @@ class HashingModel(Model):
             loss = loss + self.code_head(view.hash_scores, word_labels, mask, self._loss_divisor(mask))
         losses["loss"] = loss
         return view, losses
+
+    def _two_views(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[View, View]:
+        """The two views of a training step, as `views` says."""
+        if self.views == "batched":
+            doubled = {name: {key: torch.cat([t, t]) for key, t in fields.items()} for name, fields in tokens.items()}
+            both = self._view(doubled, torch.cat([mask, mask]))  # every tensor (2·batch, ...)
+            return split_batch(both, mask.shape[0])
+        if self.views == "hash_layer":
+            embedded = self.text_field_embedder(tokens)  # (batch, words, d), one PLM pass
+            return self._view(tokens, mask, embedded), self._view(tokens, mask, embedded)
+        return self._view(tokens, mask), self._view(tokens, mask)
 
     def hash_loss_of_views(
         self, scores1: torch.Tensor, scores2: torch.Tensor, metadata: Optional[List[Dict[str, Any]]],

@@ -124,6 +124,7 @@ def test_a_training_that_an_interruption_archived_is_not_kept_as_finished(tmp_pa
 
     calls = []
     monkeypatch.setattr(module, "run_in_process", lambda args, env, log: calls.append(args) or 0)
+    monkeypatch.setattr(module, "train_in_process", lambda args, env, log: calls.append(args) or 0)
     settings = ExperimentSettings(task="pos", out=tmp_path, train=tmp_path / "t", dev=tmp_path / "d", in_process=True)
     run_dir = tmp_path / "hashing"
     run_dir.mkdir()

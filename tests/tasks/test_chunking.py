@@ -46,9 +46,9 @@ def test_the_built_in_tasks_are_registered_under_their_names():
 def test_a_fourth_task_needs_only_its_folder_and_one_registry_line(chunking, tmp_path):
     assert "chunk" in EXPERIMENT_TASKS and chunking.config("hash").parent == FOLDER  # its configs, in its folder
     out = tmp_path / "exp"
-    # --plm: a default path of a config is relative to the folder above the config's (`config_root`): the task
-    # folder's parent here, so the toy names the tiny fixture PLM itself
-    row = main(["chunk", "--out", str(out), "--plm", str(TINY_BERT), "--in-process", "--no-probe",
+    # no --plm: a config's default paths (the tiny fixture PLM) resolve against the repository root wherever the
+    # config is (`config_variables.config_root`), here in the task's own folder
+    row = main(["chunk", "--out", str(out), "--in-process", "--no-probe",
                 "--set", "EPOCHS=1", "--code-set", "EPOCHS=1"])
     assert row["task"] == "chunk" and row["metric"] == "f1-measure-overall"
     assert any(f"{FOLDER / 'chunk_hash.jsonnet'}" in command for command in row["commands"])
@@ -68,7 +68,8 @@ def test_a_fourth_task_needs_only_its_folder_and_one_registry_line(chunking, tmp
     # the Python API and a spaCy component take the archive: the task is found through the registry
     archive = Path(row["hashing_archive"])
     model = bitcode_allennlp.load(archive)
-    assert model.task == "chunker"
+    assert model.task == "chunker" and model.plm.endswith("tiny-bert")
+    assert str(TINY_BERT) in (archive.parent / "config.json").read_text()  # the config's default PLM, found
     encoded = model.encode([["The", "cat", "sat", "on", "the", "mat"]])[0]
     assert len(encoded.codes) == 6 and len(encoded.tags) == 6 and encoded.entities is not None
     assert set(encoded.to_dict()) == {"words", "codes", "bits", "tags", "entities"}

@@ -3,9 +3,10 @@
 words → embedder → encoder (hash layer in the hashing stage) → fencepost (boundary) vectors → biaffine span
 scorer (span existence) + biaffine label scorer; training: tree CRF loss (`structs.tree_crf_loss`) + label
 cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger
-(`HashingModel.two_view_step`; this class defines the view and the task loss), and optionally, beyond the paper, a
-code-reading head (`model/code_head.py`) trained on the gold POS tags of the preterminals;
-decoding: CKY (`structs.cky`), a label per span, `structs.binarization.build` back to an n-ary tree, EVALB F1.
+(`HashingModel.task_forward` runs the steps; this class defines the view, the task loss and the decoding), and
+optionally, beyond the paper, a code-reading head (`model/code_head.py`) trained on the gold POS tags of the
+preterminals; decoding (`_decode_view`, eval mode only): CKY (`structs.cky`), a label per span,
+`structs.binarization.build` back to an n-ary tree; EVALB F1 of those trees (`_update_metrics`).
 """
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
@@ -20,7 +21,7 @@ from nltk import Tree
 
 from bitcode_allennlp.common.checks import check_choice
 from bitcode_allennlp.model.code_head import CodeHead
-from bitcode_allennlp.model.hashing_model import HashingModel, View
+from bitcode_allennlp.model.hashing_model import Decoding, HashingModel, View
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import POS_TAG_NAMESPACE
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
@@ -110,6 +111,7 @@ class HashSpanParser(HashingModel):
 
     default_predictor = "hash_parser"
     codes_have_labels = False  # words carry no gold label here; code metrics are distinctness and bit statistics
+    training_metrics = False  # training forwards do not decode: no CKY, no trees, no EVALB in training
     word_labels_source = ("the parser's code_head reads the gold POS tags of the trees: read them with the "
                           "'ptb_spans' reader's tag_field: true (the configs set it when CODE_HEAD > 0)")
 
@@ -177,6 +179,9 @@ class HashSpanParser(HashingModel):
         label = label.permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)
         return View(scores=SpanScores(span, label), hash_scores=scores)
 
+    def _scores_output(self, view: View) -> Dict[str, Any]:
+        return {"span_scores": view.scores.span}
+
     def _loss_divisor(self, mask: torch.BoolTensor) -> Union[int, torch.Tensor]:
         """`task_loss`: "mean" divides by the sentences of the batch, "sum" by 1."""
         return mask.shape[0] if self.task_loss == "mean" else 1
@@ -190,6 +195,40 @@ class HashSpanParser(HashingModel):
         total = crf + labels
         return total / self._loss_divisor(mask)
 
+    def _decode_view(self, view: View, mask: torch.BoolTensor, metadata: Optional[List[Dict[str, Any]]]) -> Decoding:
+        """`spans` (per sentence, CKY's (i, j) fencepost spans), `span_label_ids` (each span's best label), and with
+        metadata `nltk_trees` (built back to n-ary trees under `TOP`) and `trees` (the same as one-line PTB
+        strings, also the `predicted` of the `Decoding`)."""
+        span, label = view.scores.span, view.scores.label  # (batch, n+1, n+1), (batch, n+1, n+1, L)
+        _, predicted = cky(span.detach(), mask.sum(dim=-1))
+        label_ids = label.detach().argmax(dim=-1)  # (batch, n+1, n+1)
+        output: Dict[str, Any] = {"spans": predicted, "span_label_ids": span_labels_of(label_ids, predicted)}
+        if metadata is None:
+            return Decoding(output=output, predicted=None)
+        output["nltk_trees"] = self._trees(output, metadata)  # for predictors: words may contain brackets
+        trees = output["trees"] = [tree_to_string(tree) for tree in output["nltk_trees"]]
+        return Decoding(output=output, predicted=trees)
+
+    def _trees(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> List[Tree]:
+        trees = []
+        for spans, ids, m in zip(output["spans"], output["span_label_ids"], metadata):
+            labels = [self.vocab.get_token_from_index(i, namespace=self.label_namespace) for i in ids]
+            trees.append(build(m["words"], [(i, j, lab) for (i, j), lab in zip(spans, labels)], m.get("pos_tags")))
+        return trees
+
+    def _update_metrics(self, view: View, decoding: Decoding, chart: Optional[torch.LongTensor],
+                        mask: torch.BoolTensor, metadata: Optional[List[Dict[str, Any]]]) -> None:
+        """EVALB of the decoded trees against the readers' gold trees (`gold_tree` in every sentence's
+        metadata)."""
+        if metadata is None:
+            return
+        gold = [m.get("gold_tree") for m in metadata]
+        if all(g is not None for g in gold):
+            self.evalb(decoding.predicted, gold)
+
+    def _decoded_metrics(self, reset: bool) -> Dict[str, float]:
+        return dict(self.evalb.get_metric(reset=reset))
+
     def forward(  # type: ignore
         self,
         tokens: TextFieldTensors,
@@ -200,56 +239,30 @@ class HashSpanParser(HashingModel):
         **kwargs,
     ) -> Dict[str, Any]:
         """
+        `HashingModel.task_forward` with the gold spans as a chart (`gold_chart`) for the gold and the POS tags
+        for the code-reading head.
+
         # Parameters
-        tokens : the words; spans : `(batch, 2n-1, 2)` gold binarized spans (inclusive ends), span_labels : their
-        label ids; tags : `(batch, n)` gold POS tag ids (`ptb_spans` with `tag_field: true`), read only by the
-        code-reading head; metadata : `words`, `pos_tags` (for the built tree), `gold_tree` (for EVALB).
+
+        tokens : `TextFieldTensors`
+            The words.
+        spans : `torch.LongTensor`, optional (default = `None`)
+            `(batch, 2n-1, 2)` gold binarized spans (inclusive ends).
+        span_labels : `torch.LongTensor`, optional (default = `None`)
+            Their label ids.
+        tags : `torch.LongTensor`, optional (default = `None`)
+            `(batch, n)` gold POS tag ids (`ptb_spans` with `tag_field: true`), read only by the code-reading head.
+        metadata : `List[Dict[str, Any]]`, optional (default = `None`)
+            `words`, `pos_tags` (for the built tree), `gold_tree` (for EVALB).
 
         # Returns
-        `span_scores`, `mask`, `spans` (per sentence, CKY's (i, j) fencepost spans), `span_label_ids`, `loss` with
-        gold, with a hash layer `codes` (batch, words), and with metadata `trees` (one-line PTB strings under `TOP`)
-        and `nltk_trees` (the same trees as `nltk.Tree`).
+
+        `span_scores`, `mask`, `loss` with gold, with a hash layer `codes` (batch, words), `words` with metadata;
+        in eval mode `spans` (per sentence, CKY's (i, j) fencepost spans), `span_label_ids`, and with metadata
+        `nltk_trees` (`nltk.Tree`s under `TOP`) and `trees` (the same as one-line PTB strings).
         """
-        mask = util.get_text_field_mask(tokens)  # (batch, n)
-        lengths = mask.sum(dim=-1)  # (batch,)
         chart = None  # (batch, n+1, n+1) label ids of the gold spans, -1 elsewhere
         if spans is not None and span_labels is not None:
-            chart = gold_chart(spans, span_labels, mask.shape[1])
-        view, losses = self.two_view_step(tokens, mask, chart, metadata, word_labels=tags)
-        span, label = view.scores.span, view.scores.label  # (batch, n+1, n+1), (batch, n+1, n+1, L)
-        scores = view.hash_scores  # (batch, n, K)
-        output: Dict[str, Any] = {"span_scores": span, "mask": mask, **losses}
-
-        self.add_codes(output, scores, mask)
-        if metadata is not None:
-            output["words"] = [m["words"] for m in metadata]
-        if self.training:
-            return output
-        _, predicted = cky(span.detach(), lengths)
-        label_ids = label.detach().argmax(dim=-1)  # (batch, n+1, n+1)
-        output["spans"] = predicted
-        output["span_label_ids"] = span_labels_of(label_ids, predicted)
-        if metadata is not None:
-            output["nltk_trees"] = self._trees(output, metadata)  # for predictors: words may contain brackets
-            trees = output["trees"] = [tree_to_string(tree) for tree in output["nltk_trees"]]
-            gold = [m.get("gold_tree") for m in metadata]
-            if all(g is not None for g in gold):
-                self.evalb(trees, gold)
-        return output
-
-    def _trees(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> List[Tree]:
-        trees = []
-        for spans, ids, m in zip(output["spans"], output["span_label_ids"], metadata):
-            labels = [self.vocab.get_token_from_index(i, namespace=self.label_namespace) for i in ids]
-            trees.append(build(m["words"], [(i, j, lab) for (i, j), lab in zip(spans, labels)], m.get("pos_tags")))
-        return trees
-
-    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """Adds `code_hex` (per word); `trees` (one-line PTB strings under TOP) are already there in eval mode."""
-        self.add_code_hex(output_dict)
-        return output_dict
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        metrics = dict(self.evalb.get_metric(reset=reset)) if not self.training else {}
-        metrics.update(self.hashing_metrics(reset))
-        return metrics
+            words = util.get_text_field_mask(tokens).shape[1]  # n, the batch's longest sentence
+            chart = gold_chart(spans, span_labels, words)  # (batch, n+1, n+1)
+        return self.task_forward(tokens, chart, metadata, word_labels=tags)

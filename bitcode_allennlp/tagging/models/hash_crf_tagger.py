@@ -2,8 +2,9 @@
 
 Hashing stage (paper §3.2, Eq. 10): embedder = PLM with sub-tokens averaged per word
 (`plm_words`), encoder = `hash_transformer`, and in training two forward passes with
-independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (`HashingModel.two_view_step`; this
-class defines the view and the CRF loss; the optional code-reading head, `model/code_head.py`, reads the gold tags).
+independent dropout, L = L_task1 + L_task2 + β·(L_hash(s1, s2) + L_hash(s2, s1)) (`HashingModel.task_forward` runs
+the steps; this class defines the view (tag logits), the CRF loss and the decoding (batched Viterbi, accuracy and
+span F1); the optional code-reading head, `model/code_head.py`, reads the gold tags).
 Validation stage (§3.3): the same class with a `binary_code` embedder, a plain one-layer transformer, β = 0.
 Outputs carry each word's code (int and hex) for predictors and re-annotation.
 """
@@ -16,12 +17,12 @@ from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.modules.conditional_random_field.conditional_random_field import allowed_transitions
-from allennlp.nn import InitializerApplicator, util
+from allennlp.nn import InitializerApplicator
 from allennlp.training.metrics import CategoricalAccuracy
 
 from bitcode_allennlp.common.checks import check_choice
 from bitcode_allennlp.model.code_head import CodeHead
-from bitcode_allennlp.model.hashing_model import HashingModel, View
+from bitcode_allennlp.model.hashing_model import Decoding, HashingModel, View
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.structs.viterbi import paths_to_lists, viterbi_decode
 from bitcode_allennlp.training.metrics.span_f1 import DistributedSpanF1
@@ -115,6 +116,9 @@ class HashCrfTagger(HashingModel):
         logits = self.tag_projection(self.dropout(encoded))  # (batch, words, tags)
         return View(scores=logits, hash_scores=scores)
 
+    def _scores_output(self, view: View) -> Dict[str, Any]:
+        return {"logits": view.scores}
+
     def _loss_divisor(self, mask: torch.BoolTensor) -> Union[int, torch.Tensor]:
         """`task_loss`: "mean" divides by the sentences, "word" by the words of the batch, "sum" by 1."""
         if self.task_loss == "mean":
@@ -139,6 +143,34 @@ class HashCrfTagger(HashingModel):
                                   crf.end_transitions if start_end else None, crf._constraint_mask)
         return paths  # type: ignore[return-value]
 
+    def _decode_view(self, view: View, mask: torch.BoolTensor, metadata: Optional[List[Dict[str, Any]]]) -> Decoding:
+        """`tags`: the Viterbi paths (`decode`) of the view's logits as one list of tag ids per sentence."""
+        paths = self.decode(view.scores, mask)  # (batch, words)
+        return Decoding(output={"tags": paths_to_lists(paths, mask)}, predicted=paths)
+
+    def _update_metrics(self, view: View, decoding: Decoding, tags: Optional[torch.LongTensor],
+                        mask: torch.BoolTensor, metadata: Optional[List[Dict[str, Any]]]) -> None:
+        """Accuracy (and span F1) of the Viterbi paths against the gold tags, when there are any."""
+        if tags is None:
+            return
+        paths = decoding.predicted  # (batch, words)
+        one_hot = torch.zeros_like(view.scores).scatter_(2, paths.unsqueeze(2), 1.0)  # (batch, words, tags)
+        self.accuracy(one_hot, tags, mask)
+        if self.span_f1 is not None:
+            self.span_f1(one_hot, tags, mask)
+
+    def _decoded_metrics(self, reset: bool) -> Dict[str, float]:
+        metrics = {"accuracy": self.accuracy.get_metric(reset=reset)}
+        if self.span_f1 is not None:
+            span = self.span_f1.get_metric(reset=reset)
+            metrics.update({k: v for k, v in span.items() if k.endswith("-overall")})
+        return metrics
+
+    def _human_readable(self, output: Dict[str, Any]) -> None:
+        """Tag ids → tag strings."""
+        labels = self.vocab.get_index_to_token_vocabulary(self.label_namespace)  # id → tag, looked up directly
+        output["tags"] = [[labels[t] for t in path] for path in output["tags"]]
+
     def forward(  # type: ignore
         self,
         tokens: TextFieldTensors,
@@ -147,52 +179,22 @@ class HashCrfTagger(HashingModel):
         **kwargs,
     ) -> Dict[str, Any]:
         """
+        `HashingModel.task_forward` with the gold tags as the gold and the code-reading head's labels.
+
         # Parameters
-        tokens : the words, as indexed by the text field's indexers.
-        tags : `(batch, words)` gold tag ids, optional.
-        metadata : one dict per sentence with at least `"words"` (needed by the hash loss for word identities).
+
+        tokens : `TextFieldTensors`
+            The words, as indexed by the text field's indexers.
+        tags : `torch.LongTensor`, optional (default = `None`)
+            `(batch, words)` gold tag ids.
+        metadata : `List[Dict[str, Any]]`, optional (default = `None`)
+            One dict per sentence with at least `"words"` (needed by the hash loss for word identities).
 
         # Returns
-        `logits` (batch, words, tags), `mask`, `tags` (Viterbi paths, one list of tag ids per sentence; left out
-        in training forwards when `training_metrics` is false), `loss` (and `hash_loss`) when tags are given, and
-        with a hash layer `codes` (batch, words) int64 (bit i = head i, head 0 most significant).
+
+        `logits` (batch, words, tags), `mask`, `loss` (and `hash_loss`) when tags are given, with a hash layer
+        `codes` (batch, words) int64 (bit i = head i, head 0 most significant), `words` with metadata, and `tags`
+        (Viterbi paths, one list of tag ids per sentence; left out in training forwards when `training_metrics`
+        is false).
         """
-        mask = util.get_text_field_mask(tokens)  # (batch, words)
-        view, losses = self.two_view_step(tokens, mask, tags, metadata, word_labels=tags)
-        logits, scores = view.scores, view.hash_scores  # (batch, words, tags), (batch, words, K)
-        output: Dict[str, Any] = {"logits": logits, "mask": mask, **losses}
-
-        paths = self.decode(logits, mask) if self._decodes() else None  # (batch, words)
-        if paths is not None:
-            output["tags"] = paths_to_lists(paths, mask)
-        self.add_codes(output, scores, mask, tags)
-        if metadata is not None:
-            output["words"] = [m["words"] for m in metadata]
-
-        if tags is not None and paths is not None:
-            one_hot = torch.zeros_like(logits).scatter_(2, paths.unsqueeze(2), 1.0)  # (batch, words, tags)
-            self.accuracy(one_hot, tags, mask)
-            if self.span_f1 is not None:
-                self.span_f1(one_hot, tags, mask)
-        return output
-
-    def _decodes(self) -> bool:
-        """Eval mode always decodes; training mode only for the training metrics."""
-        return not self.training or self.training_metrics
-
-    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """Tag ids → tag strings; codes → per-word hex strings (padding removed)."""
-        labels = self.vocab.get_index_to_token_vocabulary(self.label_namespace)  # id → tag, looked up directly
-        output_dict["tags"] = [[labels[t] for t in path] for path in output_dict["tags"]]
-        self.add_code_hex(output_dict)
-        return output_dict
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        metrics: Dict[str, float] = {}
-        if self._decodes():  # no decoded tags in training without training_metrics: no accuracy or F1
-            metrics["accuracy"] = self.accuracy.get_metric(reset=reset)
-        if self.span_f1 is not None and self._decodes():
-            span = self.span_f1.get_metric(reset=reset)
-            metrics.update({k: v for k, v in span.items() if k.endswith("-overall")})
-        metrics.update(self.hashing_metrics(reset))
-        return metrics
+        return self.task_forward(tokens, tags, metadata, word_labels=tags)
