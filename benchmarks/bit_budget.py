@@ -8,7 +8,8 @@ would use"), on the full open corpora with MiniLM fine-tuned, hashing and valida
 A cell is one `python -m bitcode_allennlp.code_stage.experiment` (hashing stage, re-annotation, validation stage, both
 scored on dev, `allennlp bits probe`) in runs/bit_budget/TASK_K{K}/ with `SETTINGS[task]` (the task's recipe,
 `bitcode_allennlp.recipes.RECIPES`: its hashing and validation variables) and `K`; the K = 24 cells
-are the committed runs of benchmarks/results/full_data/ (`COMMITTED`, the same commands) unless `--rerun-24`. An
+are the committed runs of benchmarks/results/full_data/ (`COMMITTED`, the same commands) unless `--rerun-24`; a
+cell finished in an earlier session and committed as benchmarks/results/bit_budget/TASK_K{K}.json is read, not run. An
 interrupted cell goes on where it stopped when the script runs again (the experiment keeps finished steps and
 resumes an interrupted training); `--deadline SECONDS` stops a cell's experiment that long after it starts.
 
@@ -43,10 +44,14 @@ def parse_args() -> argparse.Namespace:
 
 
 def run_cell(args: argparse.Namespace, task: str, bits: int) -> Optional[Dict[str, Any]]:
-    """The cell's experiment.json, running the experiment unless it has finished (or it is a committed K = 24)."""
+    """The cell's experiment.json, running the experiment unless it has finished, here or in a committed run (the
+    K = 24 runs of benchmarks/results/full_data/, the finished cells of benchmarks/results/bit_budget/)."""
     recipe = SETTINGS[task]
     if bits == 24 and not args.rerun_24:
         return json.loads((common.COMMITTED / "full_data" / recipe.committed).read_text())
+    committed = common.COMMITTED / "bit_budget" / f"{task}_K{bits}.json"
+    if committed.exists():
+        return json.loads(committed.read_text())
     out = Path(args.work) / f"{task}_K{bits}"
     if (out / "experiment.json").exists():
         return json.loads((out / "experiment.json").read_text())
