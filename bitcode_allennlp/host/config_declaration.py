@@ -109,6 +109,11 @@ GROUPS: Tuple[Group, ...] = (
           "of `CODE_HEAD_DIM` hidden units on sign(s) with a straight-through gradient, trained on the gold "
           "per-word labels (for parsing the trees' POS tags, then read too); it pushes the task into the bits; "
           "`code_head_accuracy` is logged"),
+    Group((_num("CODE_SPAN_HEAD", "0"), _int("CODE_SPAN_HEAD_DIM", "256")),
+          "beyond the paper (hashing-stage parsers): weight of a span code-reading head (`0`: none), an MLP of "
+          "`CODE_SPAN_HEAD_DIM` hidden units on each word's sign(s) (straight-through gradient), fenceposts and a "
+          "biaffine span scorer, trained with the tree CRF loss on the gold spans; it pushes constituency structure "
+          "into the bits; `code_span_head_loss` is logged"),
     Group((_int("SPAN_MLP_DIM", "500"), _int("LABEL_MLP_DIM", "100"), _probability("MLP_DROPOUT", "0.33")),
           "parsers (both stages): hidden sizes of the span and label MLPs, their dropout"),
     Group((_choice("BOUNDARY", "split", "split", "left"),),

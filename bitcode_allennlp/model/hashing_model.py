@@ -7,7 +7,8 @@ its fields and hands them to `HashingModel.task_forward`, which runs the three s
 1. views: `_view` (one forward pass with its own dropout → a `View` of its task scores and the ego-attention scores
    s); `_scores_output` (the scores put in the output);
 2. losses: `_task_loss` (one view against the gold) and `_loss_divisor` (what a loss summed over the batch is
-   divided by); `two_view_step` adds the views' task losses, β·L_hash and the code-reading head's loss;
+   divided by); `two_view_step` adds the views' task losses, β·L_hash, the code-reading head's loss and the task's
+   own code-reading loss (`_code_reading_loss`, by default none);
 3. decode (eval mode, and in training when `training_metrics`): `_decode_view` (scores → the task output, a
    `Decoding`), `_update_metrics` (the decoded output against the gold), `_decoded_metrics` (their values);
    `_human_readable` (ids → strings, in `make_output_human_readable`).
@@ -295,6 +296,11 @@ class HashingModel(Model):
         code-reading head's loss is divided alike. Defined by each task model."""
         raise NotImplementedError
 
+    def _code_reading_loss(self, view: View, gold: Any, mask: torch.BoolTensor) -> Optional[torch.Tensor]:
+        """Beyond the paper: a task model's own code-reading loss on the first view against the gold (the parser's
+        span head, `parsing/models/span_code_head.py`), added to `loss` by `two_view_step`; by default none."""
+        return None
+
     # The task's hooks, step 3, decode.
 
     def _decode_view(self, view: View, mask: torch.BoolTensor, metadata: Optional[List[Dict[str, Any]]]) -> Decoding:
@@ -323,7 +329,8 @@ class HashingModel(Model):
         The first view (the one decoded and coded), and with `gold` (`None`: no losses) the losses of paper Eq. 10:
         `loss` = L_task(view 1), in training with two views + L_task(view 2) + β·(L_hash(s1, s2) + L_hash(s2, s1))
         (the hash part also as `hash_loss`, when β > 0), then, with a code-reading head and per-word gold labels
-        `word_labels` (batch, words), + the head's weighted loss on view 1 (without labels the head is skipped). The
+        `word_labels` (batch, words), + the head's weighted loss on view 1 (without labels the head is skipped), then
+        + the task's own code-reading loss on view 1 (`_code_reading_loss`, e.g. the parser's span head). The
         losses come as a dict, `hash_loss` before `loss`, to put in the output after the task's own keys.
         """
         second = gold is not None and self.train_second_view()
@@ -339,6 +346,9 @@ class HashingModel(Model):
                 loss = loss + self.beta * losses["hash_loss"]
         if self.code_head is not None and word_labels is not None:
             loss = loss + self.code_head(view.hash_scores, word_labels, mask, self._loss_divisor(mask))
+        reading = self._code_reading_loss(view, gold, mask)
+        if reading is not None:
+            loss = loss + reading
         losses["loss"] = loss
         return view, losses
 

@@ -5,7 +5,8 @@ scorer (span existence) + biaffine label scorer; training: tree CRF loss (`struc
 cross-entropy on the gold spans of the binarized tree (`ptb_spans` reader), two views and β·L_hash as the tagger
 (`HashingModel.task_forward` runs the steps; this class defines the view, the task loss and the decoding), and
 optionally, beyond the paper, a code-reading head (`model/code_head.py`) trained on the gold POS tags of the
-preterminals; decoding (`_decode_view`, eval mode only): CKY (`structs.cky`), a label per span,
+preterminals, and a span code-reading head (`span_code_head.py`) trained on the gold trees' spans; decoding
+(`_decode_view`, eval mode only): CKY (`structs.cky`), a label per span,
 `structs.binarization.build` back to an n-ary tree; EVALB F1 of those trees (`_update_metrics`).
 """
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
@@ -25,30 +26,11 @@ from bitcode_allennlp.model.hashing_model import Decoding, HashingModel, View
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.parsing.dataset_readers.ptb_spans import POS_TAG_NAMESPACE
 from bitcode_allennlp.parsing.metrics.evalb import EvalbF1
+from bitcode_allennlp.parsing.models.span_code_head import SpanCodeHead
+from bitcode_allennlp.parsing.models.span_layers import MLP, Biaffine, fenceposts
 from bitcode_allennlp.structs.binarization import build
 from bitcode_allennlp.structs.trees import tree_to_string
 from bitcode_allennlp.structs.tree_crf import cky, gold_chart, tree_crf_loss
-
-
-class Biaffine(torch.nn.Module):
-    """s[b, o, i, j] = [x_i; 1]ᵀ W_o [y_j; 1] (bias terms optional), as in supar."""
-
-    def __init__(self, input_dim: int, output_dim: int = 1, bias_x: bool = True, bias_y: bool = True) -> None:
-        super().__init__()
-        self.bias_x, self.bias_y = bias_x, bias_y
-        self.weight = torch.nn.Parameter(torch.zeros(output_dim, input_dim + bias_x, input_dim + bias_y))
-
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        if self.bias_x:
-            x = torch.cat([x, x.new_ones(x.shape[:-1] + (1,))], dim=-1)  # (batch, n, m+1)
-        if self.bias_y:
-            y = torch.cat([y, y.new_ones(y.shape[:-1] + (1,))], dim=-1)  # (batch, n, m+1)
-        return torch.einsum("bxi,oij,byj->boxy", x, self.weight, y)  # (batch, out, n, n)
-
-
-class MLP(torch.nn.Sequential):
-    def __init__(self, input_dim: int, output_dim: int, dropout: float) -> None:
-        super().__init__(torch.nn.Linear(input_dim, output_dim), torch.nn.LeakyReLU(0.1), torch.nn.Dropout(dropout))
 
 
 class SpanScores(NamedTuple):
@@ -96,6 +78,12 @@ class HashSpanParser(HashingModel):
         tag count. A batch without tags skips it; a vocabulary without POS tags (a reader without `tag_field`) is a
         `ConfigurationError` here. `code_head_accuracy` is reported. Config variables `CODE_HEAD` (the weight; 0: no
         head), `CODE_HEAD_DIM`.
+    code_span_head : `Lazy[SpanCodeHead]`, optional (default = `None`)
+        Beyond the paper: a span code-reading head (`span_code_head.py`, e.g. `{"weight": 1, "hidden_dim": 256}`)
+        that scores unlabelled spans from the codes alone, trained with the tree CRF loss on the gold spans, on the
+        first view, divided as `task_loss`; built with K and `boundary`. It needs a hash layer (a
+        `ConfigurationError` otherwise). `code_span_head_loss` is reported. Config variables `CODE_SPAN_HEAD` (the
+        weight; 0: no head), `CODE_SPAN_HEAD_DIM`.
     span_mlp_dim : `int`, optional (default = `500`)
     label_mlp_dim : `int`, optional (default = `100`)
     mlp_dropout : `float`, optional (default = `0.33`)
@@ -124,6 +112,7 @@ class HashSpanParser(HashingModel):
         beta: float = 0.0,
         two_views: bool = True,
         code_head: Optional[Lazy[CodeHead]] = None,
+        code_span_head: Optional[Lazy[SpanCodeHead]] = None,
         span_mlp_dim: int = 500,
         label_mlp_dim: int = 100,
         mlp_dropout: float = 0.33,
@@ -153,21 +142,22 @@ class HashSpanParser(HashingModel):
         self.span_attention = Biaffine(span_mlp_dim, 1, bias_x=True, bias_y=False)
         self.label_attention = Biaffine(label_mlp_dim, vocab.get_vocab_size(label_namespace))
         self._add_code_head(code_head, POS_TAG_NAMESPACE)
+        self.code_span_head = self._span_code_head(code_span_head)
         self.evalb = EvalbF1()
         initializer(self)
 
     def _fenceposts(self, encoded: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         """Fencepost vectors (batch, n+1, d) from word vectors (batch, n, d); EOS sits after each sentence's end."""
-        batch, n, dim = encoded.shape
-        if self.boundary == "left":
-            return torch.cat([self.bos.expand(batch, 1, dim), encoded], dim=1)  # (batch, n+1, d): k ↦ word k-1
-        lengths = mask.sum(dim=-1)  # (batch,)
-        padded = torch.cat([self.bos.expand(batch, 1, dim), encoded, encoded.new_zeros(batch, 1, dim)],
-                           dim=1)  # (batch, n+2, d)
-        after = torch.arange(n + 2, device=encoded.device)[None, :] == (lengths + 1)[:, None]  # (batch, n+2)
-        padded = torch.where(after[..., None], self.eos.expand(batch, n + 2, dim), padded)  # (batch, n+2, d)
-        half = dim // 2
-        return torch.cat([padded[:, :-1, :half], padded[:, 1:, half:]], dim=-1)  # (batch, n+1, d)
+        return fenceposts(encoded, mask, self.boundary, self.bos, self.eos)  # (batch, n+1, d)
+
+    def _span_code_head(self, code_span_head: Optional[Lazy[SpanCodeHead]]) -> Optional[SpanCodeHead]:
+        """Builds the span code-reading head (`None`: none) with K and the parser's `boundary`; it needs codes."""
+        if code_span_head is None:
+            return None
+        if self.num_bits is None:
+            raise ConfigurationError(f"code_span_head reads the codes: it needs a 'hash_transformer' encoder, got "
+                                     f"{type(self.encoder).__name__}")
+        return code_span_head.construct(num_bits=self.num_bits, boundary=self.boundary)
 
     def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None) -> View:
         """One forward pass: `SpanScores` (span (batch, n+1, n+1), label (batch, n+1, n+1, labels)) as `scores`,
@@ -194,6 +184,19 @@ class HashSpanParser(HashingModel):
         labels = torch.nn.functional.cross_entropy(label[gold], chart[gold], reduction="sum")  # over gold spans
         total = crf + labels
         return total / self._loss_divisor(mask)
+
+    def _code_reading_loss(self, view: View, chart: torch.LongTensor, mask: torch.BoolTensor) -> Optional[torch.Tensor]:
+        """The span code-reading head's weighted loss on the gold spans of `chart`, or None without the head."""
+        if self.code_span_head is None:
+            return None
+        return self.code_span_head(view.hash_scores, chart, mask, self._loss_divisor(mask))
+
+    def hashing_metrics(self, reset: bool) -> Dict[str, float]:
+        """`HashingModel.hashing_metrics`, and `code_span_head_loss` with the span code-reading head."""
+        metrics = super().hashing_metrics(reset)
+        if self.code_span_head is not None:
+            metrics["code_span_head_loss"] = self.code_span_head.get_metric(reset=reset)
+        return metrics
 
     def _decode_view(self, view: View, mask: torch.BoolTensor, metadata: Optional[List[Dict[str, Any]]]) -> Decoding:
         """`spans` (per sentence, CKY's (i, j) fencepost spans), `span_label_ids` (each span's best label), and with
