@@ -64,16 +64,21 @@ def portable_config(config: Dict[str, Any], sources: Dict[str, str]) -> Dict[str
     return config
 
 
+def config_dicts(value: Any, where: str = "", key: str = "") -> Iterator[Tuple[str, str, dict]]:
+    """(path, its key, dict) for each dict in a JSON config, depth first (``model.code_head``, ``code_head``,
+    {...}); the one walker over configs (model names here, retired keys in `host/retired.py`)."""
+    if isinstance(value, dict):
+        yield where, key, value
+        for name, item in value.items():
+            yield from config_dicts(item, f"{where}.{name}" if where else str(name), str(name))
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            yield from config_dicts(item, f"{where}[{n}]", key)
+
+
 def model_name_params(config: Any) -> Iterator[Dict[str, Any]]:
     """Every dict in a (JSON) config with a string `model_name` (transformers, tokenizers, frozen embedders)."""
-    if isinstance(config, dict):
-        if isinstance(config.get("model_name"), str):
-            yield config
-        for value in config.values():
-            yield from model_name_params(value)
-    elif isinstance(config, list):
-        for value in config:
-            yield from model_name_params(value)
+    return (params for _, _, params in config_dicts(config) if isinstance(params.get("model_name"), str))
 
 
 def drop_local_source(path: str) -> None:

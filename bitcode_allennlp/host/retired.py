@@ -19,8 +19,9 @@ check that no retired option is named, for the environment, the training configs
 Standard library only (imported while AllenNLP loads).
 """
 import logging
-from typing import Any, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
+from bitcode_allennlp.host.archive_files import config_dicts
 from bitcode_allennlp.host.config_declaration import RETIRED
 from bitcode_allennlp.host.config_kinds import Retired
 
@@ -41,17 +42,6 @@ def read_problem(read: Any) -> Optional[str]:
     return next((RETIRED_VARIABLES[name].message() for name in sorted(read) if name in RETIRED_VARIABLES), None)
 
 
-def _dicts(value: Any, where: str = "", key: str = "") -> Iterator[Tuple[str, str, dict]]:
-    """(path, its key, dict) for each dict in a JSON config (``model.code_head``, ``code_head``, {...})."""
-    if isinstance(value, dict):
-        yield where, key, value
-        for name, item in value.items():
-            yield from _dicts(item, f"{where}.{name}" if where else str(name), str(name))
-    elif isinstance(value, list):
-        for n, item in enumerate(value):
-            yield from _dicts(item, f"{where}[{n}]", key)
-
-
 def _matches(pattern: str, key: str, params: dict) -> Optional[str]:
     """The field of `params` (a dict under `key`) that `pattern` (`Retired.keys`) names, ``""`` for the dict
     itself, or `None`."""
@@ -69,7 +59,7 @@ def _matches(pattern: str, key: str, params: dict) -> Optional[str]:
 def retired_keys(config: Any) -> List[Tuple[Retired, str, dict, str]]:
     """Every place a (JSON) config names a retired option: (the option, where, the dict, its field or ``""``)."""
     found = []
-    for where, key, params in _dicts(config):
+    for where, key, params in config_dicts(config):
         for retired in RETIRED:
             for pattern in retired.keys:
                 field = _matches(pattern, key, params)

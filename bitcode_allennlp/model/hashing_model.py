@@ -387,9 +387,10 @@ class HashingModel(Model):
         """Puts `codes` (batch, words) int64 into `output` and updates the code metrics (labels optional)."""
         if scores is None:
             return
-        output["codes"] = Codes.packed_tensor(scores.detach())  # (batch, words), bit i = score > 0
+        bits = Codes.score_bits(scores.detach())  # (batch, words, K) bool, bit i = score > 0: made once
+        output["codes"] = Codes.packed_tensor(bits)  # (batch, words)
         if self.code_metrics is not None:
-            self.code_metrics(scores.detach(), labels, mask)  # it takes bits as `Codes.from_scores` makes them
+            self.code_metrics(bits, labels, mask)
 
     def add_code_hex(self, output: Dict[str, Any]) -> None:
         """`code_hex`: per sentence, one hex string per word (padding removed), from the batch's `Codes`."""
