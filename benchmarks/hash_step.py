@@ -260,8 +260,8 @@ class HashLossProbe:
         with torch.no_grad():
             for batch in setup.batches:
                 mask = util.get_text_field_mask(batch["tokens"])
-                logits, s1 = model._view(batch["tokens"], mask)
-                _, s2 = model._view(batch["tokens"], mask)
+                logits, s1, _ = model._view(batch["tokens"], mask)
+                _, s2, _ = model._view(batch["tokens"], mask)
                 ids = model._word_ids(batch["metadata"], mask)[mask]
                 self.items.append((s1[mask].clone(), s2[mask].clone(), ids, logits.clone(), mask, batch["metadata"]))
         model.train(was_training)

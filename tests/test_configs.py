@@ -105,7 +105,7 @@ def test_beta_zero_baseline_trains_two_views(config, monkeypatch):
 
 @pytest.mark.parametrize("config", HASHING)
 def test_code_head_only_with_a_positive_weight(config, monkeypatch):
-    """CODE_HEAD > 0 (its weight) gives `code_head: {type: "mlp", ...}` with CODE_HEAD_DIM, and
+    """CODE_HEAD > 0 (its weight) gives `code_head: {type: "mlp", ...}` with CODE_HEAD_DIM and CODE_HEAD_REACH, and
     the parsers' reader its POS tags (`tag_field`); 0 (the default) leaves both out: the model and the instances
     of the paper's method."""
     params = Params.from_file(str(CONFIGS / config))
@@ -114,7 +114,9 @@ def test_code_head_only_with_a_positive_weight(config, monkeypatch):
     monkeypatch.setenv("CODE_HEAD", "2")
     monkeypatch.setenv("CODE_HEAD_DIM", "64")
     params = Params.from_file(str(CONFIGS / config))
-    assert params["model"]["code_head"].as_dict() == {"type": "mlp", "weight": 2, "hidden_dim": 64}
+    assert params["model"]["code_head"].as_dict() == {"type": "mlp", "weight": 2, "hidden_dim": 64, "reach": "plm"}
+    monkeypatch.setenv("CODE_HEAD_REACH", "hash_layer")
+    assert Params.from_file(str(CONFIGS / config))["model"]["code_head"]["reach"] == "hash_layer"
     parser = params["model"]["type"] == "hash_span_parser"
     for reader in ("dataset_reader", "validation_dataset_reader"):
         assert params[reader].get("tag_field") is (True if parser else None)

@@ -68,6 +68,8 @@ local env = import 'env.libsonnet';
       type: "mlp",
       weight: env.num("CODE_HEAD"),
       hidden_dim: env.num("CODE_HEAD_DIM"),
+      // CODE_HEAD_REACH=hash_layer: the head's gradient stops at the hash layer's inputs (default plm).
+      reach: env.str("CODE_HEAD_REACH"),
     },
   } else {},
   hash_options:: {

@@ -104,11 +104,13 @@ GROUPS: Tuple[Group, ...] = (
     Group((_bool("TRAINING_METRICS", "true"),),
           "taggers (both stages): `false` skips Viterbi decoding in training forwards (no training `accuracy` / "
           "span F1 logged); dev metrics are exact either way"),
-    Group((_num("CODE_HEAD", "0"), _int("CODE_HEAD_DIM", "256")),
+    Group((_num("CODE_HEAD", "0"), _int("CODE_HEAD_DIM", "256"),
+           _choice("CODE_HEAD_REACH", "plm", "plm", "hash_layer")),
           "beyond the paper (hashing-stage taggers and parsers): weight of a code-reading head (`0`: none), an MLP "
           "of `CODE_HEAD_DIM` hidden units on sign(s) with a straight-through gradient, trained on the gold "
           "per-word labels (for parsing the trees' POS tags, then read too); it pushes the task into the bits; "
-          "`code_head_accuracy` is logged"),
+          "`code_head_accuracy` is logged; `CODE_HEAD_REACH=hash_layer` stops its gradient at the hash layer's "
+          "inputs (the PLM is fit by the task and hash losses alone; default `plm`)"),
     Group((_num("CODE_SPAN_HEAD", "0"), _int("CODE_SPAN_HEAD_DIM", "256")),
           "beyond the paper (hashing-stage parsers): weight of a span code-reading head (`0`: none), an MLP of "
           "`CODE_SPAN_HEAD_DIM` hidden units on each word's sign(s) (straight-through gradient), fenceposts and a "

@@ -15,7 +15,10 @@ import torch
 from allennlp.common import Registrable
 from allennlp.training.metrics import CategoricalAccuracy
 
-from bitcode_allennlp.common.checks import check_range
+from bitcode_allennlp.common.checks import check_choice, check_range
+
+REACHES = ("plm", "hash_layer")
+"""How far the code-reading head's gradient goes (`CodeHead`'s `reach`)."""
 
 
 def straight_through_signs(scores: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
@@ -45,6 +48,11 @@ class CodeHead(torch.nn.Module, Registrable):
     weight : `float`, optional (default = `1.0`)
         The head's loss is added to the model's with this weight (> 0; config variable `CODE_HEAD`, whose 0 means
         no head).
+    reach : `str`, optional (default = `"plm"`)
+        How far the head's gradient goes (`REACHES`; config variable `CODE_HEAD_REACH`): `"plm"`, through the hash
+        layer into the PLM, like the task and hash losses; `"hash_layer"`, only into the hash layer's query and
+        key projections: the head reads scores the model computes again from the hash layer's inputs cut from the
+        graph (`HashingModel.encode`), so the PLM is fit by the task and hash losses alone.
 
     Training-only bit flips on what the head reads (`bit_flip`, config variable `CODE_HEAD_FLIP`) were removed in
     0.3.0, measured no help (CHANGELOG.md); archives that name them load without them (`host/retired.py`).
@@ -52,12 +60,14 @@ class CodeHead(torch.nn.Module, Registrable):
 
     default_implementation = "mlp"
 
-    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0) -> None:
+    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0, reach: str = "plm") -> None:
         super().__init__()
         check_range("code_head.weight", weight, 0, low_open=True)
+        check_choice("code_head.reach", reach, REACHES)
         self.num_bits = num_bits
         self.num_labels = num_labels
         self.weight = weight
+        self.reach = reach
         self.accuracy = CategoricalAccuracy()
 
     def read(self, codes: torch.Tensor) -> torch.Tensor:
@@ -90,14 +100,15 @@ class MlpCodeHead(CodeHead):
 
     # Parameters
 
-    num_bits, num_labels, weight
+    num_bits, num_labels, weight, reach
         As in `CodeHead`.
     hidden_dim : `int`, optional (default = `256`)
         Hidden size (config variable `CODE_HEAD_DIM`).
     """
 
-    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0, hidden_dim: int = 256) -> None:
-        super().__init__(num_bits, num_labels, weight)
+    def __init__(self, num_bits: int, num_labels: int, weight: float = 1.0, hidden_dim: int = 256,
+                 reach: str = "plm") -> None:
+        super().__init__(num_bits, num_labels, weight, reach)
         check_range("code_head.hidden_dim", hidden_dim, 1)
         self.layers = torch.nn.Sequential(torch.nn.Linear(num_bits, hidden_dim), torch.nn.GELU(),
                                           torch.nn.Linear(hidden_dim, num_labels))

@@ -71,10 +71,14 @@ class View(NamedTuple):
     hash_scores : `Optional[torch.Tensor]`
         The ego-attention scores s (batch, words, K) that make the codes, read by the hash loss, the code-reading
         head and the code metrics; `None` without a hash layer.
+    head_scores : `Optional[torch.Tensor]`
+        What the code-reading head reads in their place: s computed again from the hash layer's inputs cut from the
+        graph (batch, words, K), in training with a head of `reach="hash_layer"`; otherwise `None`.
     """
 
     scores: Any
     hash_scores: Optional[torch.Tensor]
+    head_scores: Optional[torch.Tensor] = None
 
 
 class Decoding(NamedTuple):
@@ -198,15 +202,21 @@ class HashingModel(Model):
                     return split_outputs(self, self.make_output_human_readable(self(**model_input)), len(instances))
         return super().forward_on_instances(instances)
 
-    def encode(self, tokens: TextFieldTensors, mask: torch.BoolTensor,
-               embedded: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """Word vectors (batch, words, d) and ego-attention scores (batch, words, K), or None without a hash layer;
-        `embedded` (batch, words, d): the embedder's output, when it has run already (`views="hash_layer"`)."""
+    def encode(
+        self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None,
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
+        """Word vectors (batch, words, d), ego-attention scores (batch, words, K) or None without a hash layer, and
+        the code-reading head's scores (`View.head_scores`) or None; `embedded` (batch, words, d): the embedder's
+        output, when it has run already (`views="hash_layer"`)."""
         if embedded is None:
             embedded = self.text_field_embedder(tokens)  # (batch, words, d)
-        if isinstance(self.encoder, HashTransformerEncoder):
-            return self.encoder.forward_with_scores(embedded, mask)  # (batch, words, d), (batch, words, K)
-        return self.encoder(embedded, mask), None  # (batch, words, d)
+        if not isinstance(self.encoder, HashTransformerEncoder):
+            return self.encoder(embedded, mask), None, None  # (batch, words, d)
+        encoded, scores = self.encoder.forward_with_scores(embedded, mask)  # (batch, words, d), (batch, words, K)
+        head_scores = None
+        if self.training and self.code_head is not None and self.code_head.reach == "hash_layer":
+            head_scores = self.encoder.ego_scores(embedded.detach())  # (batch, words, K), no gradient to the PLM
+        return encoded, scores, head_scores
 
     def predict_codes(self, tokens: TextFieldTensors) -> Tuple[torch.LongTensor, torch.BoolTensor]:
         """
@@ -217,7 +227,7 @@ class HashingModel(Model):
             raise ConfigurationError(f"{type(self.encoder).__name__} is not a hash layer: this model has no codes "
                                      "(re-annotate with a hashing-stage model, encoder 'hash_transformer')")
         mask = util.get_text_field_mask(tokens)  # (batch, words)
-        _, scores = self.encode(tokens, mask)  # (batch, words, K)
+        _, scores, _ = self.encode(tokens, mask)  # (batch, words, K)
         return Codes.packed_tensor(scores), mask  # (batch, words), (batch, words)
 
     def train_second_view(self) -> bool:
@@ -345,7 +355,8 @@ class HashingModel(Model):
                 losses["hash_loss"] = self.hash_loss_of_views(view.hash_scores, view2.hash_scores, metadata, mask)
                 loss = loss + self.beta * losses["hash_loss"]
         if self.code_head is not None and word_labels is not None:
-            loss = loss + self.code_head(view.hash_scores, word_labels, mask, self._loss_divisor(mask))
+            read = view.hash_scores if view.head_scores is None else view.head_scores  # (batch, words, K)
+            loss = loss + self.code_head(read, word_labels, mask, self._loss_divisor(mask))
         reading = self._code_reading_loss(view, gold, mask)
         if reading is not None:
             loss = loss + reading

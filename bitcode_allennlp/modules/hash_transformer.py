@@ -100,6 +100,18 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         return self.forward_with_scores(inputs, mask)[0]
 
+    def ego_scores(self, inputs: torch.Tensor) -> torch.Tensor:
+        """
+        The ego-attention scores alone, s_ii^h = (W_q^h x_i)·(W_k^h x_i) / √d_h, from `inputs` (batch, words,
+        input_dim) → (batch, words, K): equal to `forward_with_scores`'s for the same inputs (with `qk_only`, whose
+        q and k read dropped-out inputs, for the same dropout draw). Padded positions are meaningless.
+        """
+        batch, words, _ = inputs.shape
+        dropped = self.dropout(inputs) if self.qk_only else inputs  # (batch, words, d)
+        q = self.query(dropped).view(batch, words, self.num_bits, self.head_dim)  # (batch, words, K, d_h)
+        k = self.key(dropped).view(batch, words, self.num_bits, self.head_dim)  # (batch, words, K, d_h)
+        return (q * k).sum(dim=-1) / math.sqrt(self.head_dim)  # (batch, words, K): only the diagonal
+
     def forward_with_scores(
         self, inputs: torch.Tensor, mask: torch.BoolTensor
     ) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -114,11 +126,7 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
         batch, words, _ = inputs.shape
         heads, head_dim = self.num_bits, self.head_dim
         if self.qk_only:
-            dropped = self.dropout(inputs)  # (batch, words, d)
-            q = self.query(dropped).view(batch, words, heads, head_dim)  # (batch, words, K, d_h)
-            k = self.key(dropped).view(batch, words, heads, head_dim)  # (batch, words, K, d_h)
-            ego = (q * k).sum(dim=-1) / math.sqrt(head_dim)  # (batch, words, K): only the diagonal is needed
-            return inputs * mask[..., None], ego
+            return inputs * mask[..., None], self.ego_scores(inputs)  # (batch, words, d), (batch, words, K)
         q = self.query(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)
         k = self.key(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)
         v = self.value(inputs).view(batch, words, heads, head_dim).transpose(1, 2)  # (batch, K, words, d_h)

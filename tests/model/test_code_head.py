@@ -134,3 +134,45 @@ def test_head_without_codes_is_a_clear_error(monkeypatch):
     model_params["code_head"] = {"type": "mlp"}
     with pytest.raises(ConfigurationError, match="code_head reads the codes: it needs a 'hash_transformer' encoder"):
         Model.from_params(vocab=vocab, params=model_params)
+
+
+def gradients(model, loss):
+    """The gradients of `loss` by parameter name (None where it does not reach)."""
+    model.zero_grad()
+    loss.backward()
+    return {name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()}
+
+
+def test_reach_hash_layer_keeps_the_heads_gradient_out_of_the_plm(monkeypatch):
+    monkeypatch.setenv("CODE_HEAD", "0.5")
+    monkeypatch.setenv("CODE_HEAD_REACH", "hash_layer")
+    model, _, instances = build("parse_hash.jsonnet")
+    assert model.code_head.reach == "hash_layer"
+    tensors = tensors_of(model, instances[:4])
+    without = {name: value for name, value in tensors.items() if name != "tags"}  # no tags: no head loss
+    model.train()
+    torch.manual_seed(3)
+    view = model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"])
+    assert torch.allclose(view.head_scores, view.hash_scores, atol=1e-6)  # the same scores, cut from the PLM
+    torch.manual_seed(3)
+    with_head = gradients(model, model(**tensors)["loss"])
+    torch.manual_seed(3)
+    no_head = gradients(model, model(**without)["loss"])
+    plm = [name for name in with_head if name.startswith("text_field_embedder.") and no_head[name] is not None]
+    assert len(plm) > 10 and all(with_head[name] is not None for name in plm)
+    assert all(torch.allclose(with_head[name], no_head[name], atol=1e-6) for name in plm)  # the head adds nothing
+    assert not torch.allclose(with_head["encoder.query.weight"], no_head["encoder.query.weight"])  # it trains q, k
+    # the default reach: the same head moves the PLM's gradient too
+    model.code_head.reach = "plm"
+    torch.manual_seed(3)
+    assert model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"]).head_scores is None
+    torch.manual_seed(3)
+    through = gradients(model, model(**tensors)["loss"])
+    assert not all(torch.allclose(through[name], no_head[name], atol=1e-6) for name in plm)
+    model.eval()
+    assert model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"]).head_scores is None  # training only
+
+
+def test_reach_is_checked():
+    with pytest.raises(ConfigurationError, match="code_head.reach"):
+        CodeHead.from_params(Params({"reach": "embedder"}), num_bits=12, num_labels=7)

@@ -344,12 +344,14 @@ def test_choices_and_ranges_follow_the_components():
     from bitcode_allennlp.common.code_format import MAX_BITS
     from bitcode_allennlp.data.dataset_readers.tag_coding import INPUT_SCHEMES
     from bitcode_allennlp.data.dataset_readers.tagging_reader import TOKEN_POLICIES
+    from bitcode_allennlp.model.code_head import REACHES
     from bitcode_allennlp.modules.hash_loss import OBJECTIVES, SIMILARITIES
 
     declared = cv.VARIABLES
     assert declared["SIMILARITY"].choices == SIMILARITIES and declared["OBJECTIVE"].choices == OBJECTIVES
     assert declared["TOKEN_POLICY"].choices == TOKEN_POLICIES and declared["INPUT_SCHEME"].choices == INPUT_SCHEMES
     assert (declared["K"].low, declared["K"].high) == (1, MAX_BITS)
+    assert declared["CODE_HEAD_REACH"].choices == REACHES
 
 
 NUMBERS = ["24", " 7e-5 ", ".5", "5.", "-1", "+2", "1E3", "1e+2", "00012", "-0", "1.5e-3", "abc", "1,5", "24 bits",

@@ -61,8 +61,8 @@ def test_two_views_loss_is_sum_of_parts(ner):
     model, _, instances = ner
     tensors, output = two_view_forward(model, instances)
     mask = output["mask"]
-    logits1, s1 = model._view(tensors["tokens"], mask)
-    logits2, s2 = model._view(tensors["tokens"], mask)
+    logits1, s1, _ = model._view(tensors["tokens"], mask)
+    logits2, s2, _ = model._view(tensors["tokens"], mask)
     ids = model._word_ids(tensors["metadata"], mask)[mask]
     expected = (model._crf_loss(logits1, tensors["tags"], mask) + model._crf_loss(logits2, tensors["tags"], mask)
                 + model.beta * (model.hash_loss(s1[mask], s2[mask], ids) + model.hash_loss(s2[mask], s1[mask], ids)))
@@ -126,7 +126,7 @@ def test_code_head_reads_the_signs_and_adds_its_loss(monkeypatch):
     model, _, instances = build("pos_hash.jsonnet")
     output, tensors = eval_loss(model, instances[:3])
     mask, tags = output["mask"], tensors["tags"]
-    _, scores = model.encode(tensors["tokens"], mask)  # eval: the same scores as the forward
+    _, scores, _ = model.encode(tensors["tokens"], mask)  # eval: the same scores as the forward
     signs = (scores > 0).float() * 2 - 1  # (batch, words, K): the code as ±1, computed directly
     logits = model.code_head.read(signs)  # (batch, words, tags)
     head = torch.nn.functional.cross_entropy(logits[mask], tags[mask], reduction="sum") / mask.shape[0]
