@@ -24,11 +24,12 @@ def first_view(model, instances):
 
 
 def test_views_are_read_by_name():
-    assert View._fields == ("scores", "hash_scores")
+    assert View._fields == ("scores", "hash_scores", "head_scores")
     tagger, _, instances = build("pos_hash.jsonnet", eval_mode=True)
     view, mask = first_view(tagger, instances)
     assert isinstance(view, View) and view.scores.shape == mask.shape + (tagger.num_tags,)
     assert view.hash_scores.shape == mask.shape + (tagger.num_bits,)
+    assert view.head_scores is None  # eval mode, no head
     parser, _, instances = build("parse_hash.jsonnet", eval_mode=True)
     view, mask = first_view(parser, instances)
     n = mask.shape[1]
