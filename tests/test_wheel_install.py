@@ -76,7 +76,7 @@ from pathlib import Path
 site_packages = Path(sysconfig.get_paths()["purelib"]).resolve()
 import bitcode_allennlp
 from bitcode_allennlp import resources
-from bitcode_allennlp.code_stage.experiment import CONFIGS, TASKS, CONFIG_VARIABLES
+from bitcode_allennlp.code_stage.experiment import CONFIGS, TASKS, config_variables
 from bitcode_allennlp.demo import CONFIG, SAMPLE
 from bitcode_allennlp.plm import PATHS
 
@@ -86,7 +86,7 @@ out = {"site_packages": str(site_packages), "package": bitcode_allennlp.__file__
        "checkout": None if checkout is None else str(checkout), "root": str(root), "configs": str(CONFIGS),
        "demo": [str(CONFIG), str(SAMPLE)], "tiny_bert": PATHS["tiny-bert"](),
        "tasks": {task: [str(spec["train"]), str(spec["dev"])] for task, spec in TASKS.items()},
-       "variables": len(CONFIG_VARIABLES), "configs_paths": {}, "missing": []}
+       "variables": len(config_variables()), "configs_paths": {}, "missing": []}
 
 from allennlp.common import Params
 from allennlp.data import DatasetReader

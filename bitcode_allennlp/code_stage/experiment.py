@@ -35,10 +35,11 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, TextIO, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, TextIO, Tuple
 
 from bitcode_allennlp import resources
 from bitcode_allennlp import tasks as registered_tasks
+from bitcode_allennlp.host.config_declaration import VARIABLES as DECLARED
 from bitcode_allennlp.host.config_variables import variables_read
 from bitcode_allennlp.host.retired import environment_problem
 
@@ -69,10 +70,8 @@ TASKS: Mapping = _FixtureTasks()
 
 def config_variables(configs: Path = CONFIGS) -> Set[str]:
     """
-    Every variable that the configs in `configs` (`*.jsonnet`, `*.libsonnet`) read: the one list, taken from the
-    configs themselves (their kinds and ranges are declared in `bitcode_allennlp.host.config_variables`, which
-    renders docs/configs.md's table; `tests/reliability/test_config_variables.py` checks that the declaration and this
-    list agree). No Python code reads a config variable, so there is nothing to add to it.
+    Every variable that the configs in `configs` (`*.jsonnet`, `*.libsonnet`) read, scanned from the files
+    (`tests/reliability/test_config_variables.py` checks that it is the declaration, `CONFIG_VARIABLES`).
     """
     files = sorted(configs.glob("*.jsonnet")) + sorted(configs.glob("*.libsonnet"))
     if not files:
@@ -81,9 +80,9 @@ def config_variables(configs: Path = CONFIGS) -> Set[str]:
     return set().union(*(variables_read(path.read_text()) for path in files))
 
 
-CONFIG_VARIABLES = config_variables()
-"""Every variable the configs read (`config_variables`): cleared from the inherited environment so that each stage
-gets exactly the values given here, and the names `--set` / `--code-set` accept."""
+CONFIG_VARIABLES: FrozenSet[str] = frozenset(DECLARED)
+"""Every config variable, as declared once (`bitcode_allennlp.host.config_declaration`): cleared from the inherited
+environment so that each stage gets exactly the values given here, and the names `--set` / `--code-set` accept."""
 
 
 def archive_config(archive: Path) -> Dict[str, Any]:
