@@ -180,3 +180,17 @@ def test_spacys_pipeline_checks_do_not_load_the_model(tmp_path):
     component = nlp.add_pipe("bitcode_ner", config={"model": str(tmp_path / "gone.tar.gz")})
     assert not isinstance(component, ty.ListenedToComponent) and not hasattr(component, "model")
     assert component._model is None  # nothing loaded
+
+
+def test_every_registered_task_has_its_entry_point():
+    """setup.py's `spacy_factories` name one factory per registered task (`spacy.load` finds it after `pip install`),
+    and each points at a factory of the component module."""
+    import re
+
+    from bitcode_allennlp import tasks
+    from bitcode_allennlp.spacy_components import component
+
+    text = (ROOT / "setup.py").read_text(encoding="utf-8")
+    listed = set(re.search(r'for task in \(([^)]*)\)', text).group(1).replace('"', "").replace(" ", "").split(","))
+    assert listed - {""} == {task.component for task in tasks.TASKS.values()}
+    assert all(callable(getattr(component, f"make_bitcode_{name}")) for name in listed - {""})
