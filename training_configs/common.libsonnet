@@ -81,6 +81,8 @@ local env = import 'env.libsonnet';
     // VIEWS: the two views as two passes (sequential), one pass over the batch stacked twice (batched), or one PLM
     // pass and two hash-layer passes (hash_layer, beyond the paper).
     views: env.str("VIEWS"),
+    // HASH_LOSS_REACH=hash_layer: the hash loss's gradient stops at the hash layer's inputs (default plm).
+    hash_loss_reach: env.str("HASH_LOSS_REACH"),
     hash_loss: {
       temperature: env.num("TAU"),
       similarity: env.str("SIMILARITY"),

@@ -52,6 +52,10 @@ GROUPS: Tuple[Group, ...] = (
           "0; the validation-stage configs set `two_views: false` themselves); `VIEWS`: two passes, one pass over "
           "the batch stacked twice (`batched`: 1.10-1.35x two passes on an H200, no faster on 2 CPU cores), or one "
           "PLM pass and two hash-layer passes (`hash_layer`, beyond the paper)"),
+    Group((_choice("HASH_LOSS_REACH", "plm", "plm", "hash_layer"),),
+          "beyond the paper: `hash_layer` stops the hash loss's gradient at the hash layer's inputs (it trains the "
+          "hash layer's queries and keys only); with `QK_ONLY=true` and `CODE_HEAD_REACH=hash_layer` the PLM is fit "
+          "by the task loss alone"),
     Group((_num("TAU", "0.1", 0, low_open=True), _choice("SIMILARITY", "cos_sign", "cos_sign", "cos"),
            _choice("OBJECTIVE", "hash", "hash", "self", "sup", "max_pos")),
           "loss variants of Table 2 (`cos`; `self`, `sup`); `max_pos`: the authors' later paper, not the 24-bit one"),

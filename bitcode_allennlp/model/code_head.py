@@ -52,7 +52,7 @@ class CodeHead(torch.nn.Module, Registrable):
         How far the head's gradient goes (`REACHES`; config variable `CODE_HEAD_REACH`): `"plm"`, through the hash
         layer into the PLM, like the task and hash losses; `"hash_layer"`, only into the hash layer's query and
         key projections: the head reads scores the model computes again from the hash layer's inputs cut from the
-        graph (`HashingModel.encode`), so the PLM is fit by the task and hash losses alone.
+        graph (`View.cut_scores`), so the PLM is fit by the task and hash losses alone.
 
     Training-only bit flips on what the head reads (`bit_flip`, config variable `CODE_HEAD_FLIP`) were removed in
     0.3.0, measured no help (CHANGELOG.md); archives that name them load without them (`host/retired.py`).

@@ -32,7 +32,7 @@ from allennlp.training.metrics import Average
 
 from bitcode_allennlp.common.checks import check_choice, check_range
 from bitcode_allennlp.common.code_value import Codes
-from bitcode_allennlp.model.code_head import CodeHead
+from bitcode_allennlp.model.code_head import REACHES, CodeHead
 from bitcode_allennlp.modules.hash_loss import ContrastiveHashLoss
 from bitcode_allennlp.modules.hash_transformer import HashTransformerEncoder
 from bitcode_allennlp.training.metrics.code_metrics import CodeMetrics
@@ -71,14 +71,15 @@ class View(NamedTuple):
     hash_scores : `Optional[torch.Tensor]`
         The ego-attention scores s (batch, words, K) that make the codes, read by the hash loss, the code-reading
         head and the code metrics; `None` without a hash layer.
-    head_scores : `Optional[torch.Tensor]`
-        What the code-reading head reads in their place: s computed again from the hash layer's inputs cut from the
-        graph (batch, words, K), in training with a head of `reach="hash_layer"`; otherwise `None`.
+    cut_scores : `Optional[torch.Tensor]`
+        s computed again from the hash layer's inputs cut from the graph (batch, words, K), in training when a loss
+        on the codes stops at the hash layer (`hash_loss_reach`, the code-reading head's `reach`): what that loss
+        reads in place of `hash_scores`; otherwise `None`.
     """
 
     scores: Any
     hash_scores: Optional[torch.Tensor]
-    head_scores: Optional[torch.Tensor] = None
+    cut_scores: Optional[torch.Tensor] = None
 
 
 class Decoding(NamedTuple):
@@ -126,6 +127,11 @@ class HashingModel(Model):
         other; `"batched"`, one forward pass over the batch stacked twice, each copy with its own dropout (the same
         views in distribution, in fewer, larger operations); `"hash_layer"` (beyond the paper), the PLM runs once and
         the views differ only from the hash layer on (its dropout and the task head's), which halves the PLM's cost.
+    hash_loss_reach : `str`, optional (default = `"plm"`)
+        How far the hash loss's gradient goes (`REACHES`, as the code-reading head's `reach`; config variable
+        `HASH_LOSS_REACH`): `"plm"`, through the hash layer into the PLM (the paper); `"hash_layer"` (beyond the
+        paper), only into the hash layer's query and key projections (it reads `View.cut_scores`), so that with
+        the Q/K-only hash layer and a head of `reach="hash_layer"` the PLM is fit by the task loss alone.
 
     The optional code-reading head (beyond the paper, `code_head.py`) is a task model's constructor parameter
     `code_head: Optional[Lazy[CodeHead]]`; the task model hands it to `_add_code_head` with the namespace of its
@@ -149,10 +155,12 @@ class HashingModel(Model):
         beta: float = 0.0,
         two_views: bool = True,
         views: str = "sequential",
+        hash_loss_reach: str = "plm",
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
         check_choice("views", views, VIEW_MODES)
+        check_choice("hash_loss_reach", hash_loss_reach, REACHES)
         built = encoder.construct(input_dim=text_field_embedder.get_output_dim())
         check_dimensions_match(text_field_embedder.get_output_dim(), built.get_input_dim(),
                                "text field embedding dim", "encoder input dim")
@@ -168,6 +176,7 @@ class HashingModel(Model):
         self.hash_loss = hash_loss if hash_loss is not None else ContrastiveHashLoss()
         self.two_views = two_views
         self.views = views
+        self.hash_loss_reach = hash_loss_reach
         self.num_bits = built.num_bits if isinstance(built, HashTransformerEncoder) else None
         self.code_metrics = CodeMetrics() if self.num_bits is not None else None
         self.mean_hash_loss = Average()
@@ -206,17 +215,22 @@ class HashingModel(Model):
         self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
         """Word vectors (batch, words, d), ego-attention scores (batch, words, K) or None without a hash layer, and
-        the code-reading head's scores (`View.head_scores`) or None; `embedded` (batch, words, d): the embedder's
+        the same scores cut from the PLM (`View.cut_scores`) or None; `embedded` (batch, words, d): the embedder's
         output, when it has run already (`views="hash_layer"`)."""
         if embedded is None:
             embedded = self.text_field_embedder(tokens)  # (batch, words, d)
         if not isinstance(self.encoder, HashTransformerEncoder):
             return self.encoder(embedded, mask), None, None  # (batch, words, d)
         encoded, scores = self.encoder.forward_with_scores(embedded, mask)  # (batch, words, d), (batch, words, K)
-        head_scores = None
-        if self.training and self.code_head is not None and self.code_head.reach == "hash_layer":
-            head_scores = self.encoder.ego_scores(embedded.detach())  # (batch, words, K), no gradient to the PLM
-        return encoded, scores, head_scores
+        cut = None
+        if self.training and self._cuts_codes():
+            cut = self.encoder.ego_scores(embedded.detach())  # (batch, words, K), no gradient to the PLM
+        return encoded, scores, cut
+
+    def _cuts_codes(self) -> bool:
+        """Whether a loss on the codes stops at the hash layer (`hash_loss_reach`, the head's `reach`)."""
+        head = self.code_head is not None and self.code_head.reach == "hash_layer"
+        return head or (self.hash_loss_reach == "hash_layer" and self.beta > 0)
 
     def predict_codes(self, tokens: TextFieldTensors) -> Tuple[torch.LongTensor, torch.BoolTensor]:
         """
@@ -352,10 +366,12 @@ class HashingModel(Model):
         if view2 is not None:  # the second dropout view
             loss = loss + self._task_loss(view2, gold, mask)
             if self.beta > 0:
-                losses["hash_loss"] = self.hash_loss_of_views(view.hash_scores, view2.hash_scores, metadata, mask)
+                cut = self.hash_loss_reach == "hash_layer"
+                s1, s2 = (view.cut_scores, view2.cut_scores) if cut else (view.hash_scores, view2.hash_scores)
+                losses["hash_loss"] = self.hash_loss_of_views(s1, s2, metadata, mask)  # (batch, words, K) each
                 loss = loss + self.beta * losses["hash_loss"]
         if self.code_head is not None and word_labels is not None:
-            read = view.hash_scores if view.head_scores is None else view.head_scores  # (batch, words, K)
+            read = view.cut_scores if self.code_head.reach == "hash_layer" else view.hash_scores  # (batch, words, K)
             loss = loss + self.code_head(read, word_labels, mask, self._loss_divisor(mask))
         reading = self._code_reading_loss(view, gold, mask)
         if reading is not None:

@@ -153,7 +153,7 @@ def test_reach_hash_layer_keeps_the_heads_gradient_out_of_the_plm(monkeypatch):
     model.train()
     torch.manual_seed(3)
     view = model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"])
-    assert torch.allclose(view.head_scores, view.hash_scores, atol=1e-6)  # the same scores, cut from the PLM
+    assert torch.allclose(view.cut_scores, view.hash_scores, atol=1e-6)  # the same scores, cut from the PLM
     torch.manual_seed(3)
     with_head = gradients(model, model(**tensors)["loss"])
     torch.manual_seed(3)
@@ -165,12 +165,12 @@ def test_reach_hash_layer_keeps_the_heads_gradient_out_of_the_plm(monkeypatch):
     # the default reach: the same head moves the PLM's gradient too
     model.code_head.reach = "plm"
     torch.manual_seed(3)
-    assert model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"]).head_scores is None
+    assert model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"]).cut_scores is None
     torch.manual_seed(3)
     through = gradients(model, model(**tensors)["loss"])
     assert not all(torch.allclose(through[name], no_head[name], atol=1e-6) for name in plm)
     model.eval()
-    assert model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"]).head_scores is None  # training only
+    assert model._view(tensors["tokens"], tensors["tokens"]["tokens"]["mask"]).cut_scores is None  # training only
 
 
 def test_reach_is_checked():

@@ -24,12 +24,12 @@ def first_view(model, instances):
 
 
 def test_views_are_read_by_name():
-    assert View._fields == ("scores", "hash_scores", "head_scores")
+    assert View._fields == ("scores", "hash_scores", "cut_scores")
     tagger, _, instances = build("pos_hash.jsonnet", eval_mode=True)
     view, mask = first_view(tagger, instances)
     assert isinstance(view, View) and view.scores.shape == mask.shape + (tagger.num_tags,)
     assert view.hash_scores.shape == mask.shape + (tagger.num_bits,)
-    assert view.head_scores is None  # eval mode, no head
+    assert view.cut_scores is None  # eval mode, no head
     parser, _, instances = build("parse_hash.jsonnet", eval_mode=True)
     view, mask = first_view(parser, instances)
     n = mask.shape[1]
@@ -92,3 +92,50 @@ def test_the_tagger_decodes_viterbi_paths():
     decoding = tagger._decode_view(view, mask, None)
     assert isinstance(decoding, Decoding) and torch.equal(decoding.predicted, tagger.decode(view.scores, mask))
     assert [len(tags) for tags in decoding.output["tags"]] == mask.sum(dim=-1).tolist()
+
+
+def plm_and_query_gradients(model, loss):
+    """(whether any PLM parameter has a non-zero gradient, the query projection's gradient) of `loss`."""
+    model.zero_grad()
+    loss.backward(retain_graph=True)
+    plm = any(p.grad is not None and p.grad.abs().sum() > 0
+              for name, p in model.named_parameters() if name.startswith("text_field_embedder."))
+    return plm, model.encoder.query.weight.grad
+
+
+def test_hash_loss_reach_hash_layer_trains_the_hash_layer_only(monkeypatch):
+    """`hash_loss_reach="hash_layer"`: the hash loss reads the cut scores (equal in value with the full layer) and
+    its gradient reaches the queries and keys, not the PLM; with the Q/K-only layer and a head of the same reach, the
+    PLM's gradient is the task loss's alone."""
+    monkeypatch.setenv("BETA", "0.1")
+    monkeypatch.setenv("HASH_LOSS_REACH", "hash_layer")
+    model, _, instances = build("pos_hash.jsonnet", seed=0)
+    assert model.hash_loss_reach == "hash_layer"
+    batch = Batch(instances[:4])
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    mask = tensors["tokens"]["tokens"]["mask"]
+    model.train()
+    torch.manual_seed(3)
+    view, losses = model.two_view_step(tensors["tokens"], mask, tensors["tags"], tensors["metadata"])
+    assert torch.allclose(view.cut_scores, view.hash_scores, atol=1e-6)
+    plm, query = plm_and_query_gradients(model, losses["hash_loss"])
+    assert not plm and query.abs().sum() > 0
+    model.hash_loss_reach = "plm"  # the paper's: the same loss reaches the PLM
+    torch.manual_seed(3)
+    view, losses = model.two_view_step(tensors["tokens"], mask, tensors["tags"], tensors["metadata"])
+    assert view.cut_scores is None and plm_and_query_gradients(model, losses["hash_loss"])[0]
+
+    monkeypatch.setenv("QK_ONLY", "true")
+    monkeypatch.setenv("CODE_HEAD", "1")
+    monkeypatch.setenv("CODE_HEAD_REACH", "hash_layer")
+    model, _, _ = build("pos_hash.jsonnet", seed=0)
+    model.train()
+    torch.manual_seed(3)
+    view, losses = model.two_view_step(tensors["tokens"], mask, tensors["tags"], tensors["metadata"], tensors["tags"])
+    head = model.code_head(view.cut_scores, tensors["tags"], mask, model._loss_divisor(mask))
+    task = model._task_loss(view, tensors["tags"], mask)
+    for loss in (losses["hash_loss"], head):  # the losses on the codes: the hash layer only
+        plm, query = plm_and_query_gradients(model, loss)
+        assert not plm and query.abs().sum() > 0
+    assert plm_and_query_gradients(model, task)[0]  # the task loss fits the PLM

@@ -352,7 +352,7 @@ def test_choices_and_ranges_follow_the_components():
     assert declared["SIMILARITY"].choices == SIMILARITIES and declared["OBJECTIVE"].choices == OBJECTIVES
     assert declared["TOKEN_POLICY"].choices == TOKEN_POLICIES and declared["INPUT_SCHEME"].choices == INPUT_SCHEMES
     assert (declared["K"].low, declared["K"].high) == (1, MAX_BITS)
-    assert declared["CODE_HEAD_REACH"].choices == REACHES
+    assert declared["CODE_HEAD_REACH"].choices == REACHES == declared["HASH_LOSS_REACH"].choices
 
 
 NUMBERS = ["24", " 7e-5 ", ".5", "5.", "-1", "+2", "1E3", "1e+2", "00012", "-0", "1.5e-3", "abc", "1,5", "24 bits",

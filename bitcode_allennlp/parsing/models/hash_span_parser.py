@@ -162,12 +162,12 @@ class HashSpanParser(HashingModel):
     def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None) -> View:
         """One forward pass: `SpanScores` (span (batch, n+1, n+1), label (batch, n+1, n+1, labels)) as `scores`,
         the ego-attention scores (batch, n, K) or None as `hash_scores`."""
-        encoded, scores, head_scores = self.encode(tokens, mask, embedded)  # (batch, n, d), (batch, n, K) x2
+        encoded, scores, cut_scores = self.encode(tokens, mask, embedded)  # (batch, n, d), (batch, n, K) x2
         fence = self._fenceposts(self.dropout(encoded), mask)  # (batch, n+1, d)
         span = self.span_attention(self.span_left(fence), self.span_right(fence)).squeeze(1)  # (batch, n+1, n+1)
         label = self.label_attention(self.label_left(fence), self.label_right(fence))  # (batch, L, n+1, n+1)
         label = label.permute(0, 2, 3, 1)  # (batch, n+1, n+1, L)
-        return View(scores=SpanScores(span, label), hash_scores=scores, head_scores=head_scores)
+        return View(scores=SpanScores(span, label), hash_scores=scores, cut_scores=cut_scores)
 
     def _scores_output(self, view: View) -> Dict[str, Any]:
         return {"span_scores": view.scores.span}

@@ -112,9 +112,9 @@ class HashCrfTagger(HashingModel):
     def _view(self, tokens: TextFieldTensors, mask: torch.BoolTensor, embedded: Optional[torch.Tensor] = None) -> View:
         """One forward pass: tag logits (batch, words, tags) as `scores`, ego-attention scores (batch, words, K) or
         None as `hash_scores`."""
-        encoded, scores, head_scores = self.encode(tokens, mask, embedded)  # (batch, words, d), (batch, words, K) x2
+        encoded, scores, cut_scores = self.encode(tokens, mask, embedded)  # (batch, words, d), (batch, words, K) x2
         logits = self.tag_projection(self.dropout(encoded))  # (batch, words, tags)
-        return View(scores=logits, hash_scores=scores, head_scores=head_scores)
+        return View(scores=logits, hash_scores=scores, cut_scores=cut_scores)
 
     def _scores_output(self, view: View) -> Dict[str, Any]:
         return {"logits": view.scores}
