@@ -367,17 +367,23 @@ class HashingModel(Model):
             loss = loss + self._task_loss(view2, gold, mask)
             if self.beta > 0:
                 cut = self.hash_loss_reach == "hash_layer"
-                s1, s2 = (view.cut_scores, view2.cut_scores) if cut else (view.hash_scores, view2.hash_scores)
-                losses["hash_loss"] = self.hash_loss_of_views(s1, s2, metadata, mask)  # (batch, words, K) each
+                s1, s2 = self._loss_scores(view, cut), self._loss_scores(view2, cut)  # (batch, words, K) each
+                losses["hash_loss"] = self.hash_loss_of_views(s1, s2, metadata, mask)
                 loss = loss + self.beta * losses["hash_loss"]
         if self.code_head is not None and word_labels is not None:
-            read = view.cut_scores if self.code_head.reach == "hash_layer" else view.hash_scores  # (batch, words, K)
+            read = self._loss_scores(view, self.code_head.reach == "hash_layer")  # (batch, words, K)
             loss = loss + self.code_head(read, word_labels, mask, self._loss_divisor(mask))
         reading = self._code_reading_loss(view, gold, mask)
         if reading is not None:
             loss = loss + reading
         losses["loss"] = loss
         return view, losses
+
+    @staticmethod
+    def _loss_scores(view: View, cut: bool) -> torch.Tensor:
+        """What a loss on the codes reads: `view.cut_scores` when it stops at the hash layer (`cut`) and they were
+        made (in training), else `view.hash_scores` (in eval mode, e.g. the dev loss, both are the same values)."""
+        return view.cut_scores if cut and view.cut_scores is not None else view.hash_scores
 
     def _two_views(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> Tuple[View, View]:
         """The two views of a training step, as `views` says."""

@@ -139,3 +139,22 @@ def test_hash_loss_reach_hash_layer_trains_the_hash_layer_only(monkeypatch):
         plm, query = plm_and_query_gradients(model, loss)
         assert not plm and query.abs().sum() > 0
     assert plm_and_query_gradients(model, task)[0]  # the task loss fits the PLM
+    model.eval()  # the dev loss: no cut scores, the same values
+    with torch.no_grad():
+        output = model(**tensors)
+    assert torch.isfinite(output["loss"]) and model.get_metrics(reset=True)["code_head_accuracy"] > 0
+
+
+def test_ner_hash_trains_with_the_codes_cut_from_the_plm(tmp_path):
+    """A real `allennlp train` (1 epoch, the fixtures) with the Q/K-only layer and both losses on the codes stopped
+    at the hash layer: training and the dev loss run, and the head and hash loss are reported."""
+    import json
+
+    from tests.conftest import run_cli
+
+    run_cli(["train", CONFIGS / "ner_hash.jsonnet", "-s", tmp_path / "run"], cwd=tmp_path,
+            env={"EPOCHS": "1", "QK_ONLY": "true", "CODE_HEAD": "1", "CODE_HEAD_REACH": "hash_layer",
+                 "HASH_LOSS_REACH": "hash_layer"})
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["training_hash_loss"] > 0 and "validation_code_head_accuracy" in metrics
+    assert "validation_f1-measure-overall" in metrics
