@@ -59,7 +59,7 @@ demo-pages:
 #   make model TASK=ner   (about 20 min on 2 CPU cores; pos about 30, parse about 25)
 DATA ?= ../shared/data
 model:
-	$(PYTHON) -m bitcode_allennlp.recipes $(TASK) --data $(DATA) $(ARGS)
+	$(PYTHON) -m bitcode_allennlp.recipes $(TASK) --data $(DATA) $(if $(SETTING),--setting $(SETTING)) $(ARGS)
 
 # The whole experiment (hashing stage → hash-corpus → validation stage → both scored), on the fixtures by default:
 #   make experiment TASK=pos ARGS="--plm minilm --train ... --dev ... --set EPOCHS=2"

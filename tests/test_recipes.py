@@ -45,3 +45,26 @@ def test_a_missing_corpus_is_one_line(tmp_path):
 
     with pytest.raises(SystemExit, match=r"--train .*ner/btc/conll2012/train: no such file or folder"):
         recipes.main(["ner", "--data", str(tmp_path)], io.StringIO())
+
+
+def test_other_settings_are_named_and_checked():
+    """`--setting tags` (NER): the measured tags-first setting, its own reference row and default names; a setting a
+    task does not have is one line naming those it has."""
+    import pytest
+
+    tags = recipes.recipe_for("ner", "tags")
+    assert "CODE_HEAD" not in tags.variables and tags.variables["BETA"] == "0.005"
+    assert tags.train == recipes.RECIPES["ner"].train and "79.21" in tags.reference
+    assert recipes.recipe_for("ner") is recipes.RECIPES["ner"]
+    with pytest.raises(SystemExit, match=r"^--setting codes: ner has the settings tags besides the recommended one$"):
+        recipes.main(["ner", "--setting", "codes"], io.StringIO())
+    with pytest.raises(SystemExit, match=r"^--setting tags: pos has no other setting besides the recommended one$"):
+        recipes.main(["pos", "--setting", "tags"], io.StringIO())
+
+
+def test_other_settings_rows_are_committed():
+    """Every setting's reference names the dev scores of its committed result file."""
+    for recipe in list(recipes.RECIPES.values()) + list(recipes.OTHER_SETTINGS.values()):
+        result = json.loads((ROOT / "benchmarks" / "results" / "full_data" / recipe.committed).read_text())
+        assert f"{100 * result['hashing']['scores']['dev']:.2f}" in recipe.reference
+        assert f"{100 * result['validation']['scores']['dev']:.2f}" in recipe.reference
