@@ -74,7 +74,8 @@ class View(NamedTuple):
     cut_scores : `Optional[torch.Tensor]`
         s computed again from the hash layer's inputs cut from the graph (batch, words, K), in training when a loss
         on the codes stops at the hash layer (`hash_loss_reach`, the code-reading head's `reach`): what that loss
-        reads in place of `hash_scores`; otherwise `None`.
+        reads in place of `hash_scores` (the same values; with the Q/K-only layer, another dropout draw); otherwise
+        `None`.
     """
 
     scores: Any

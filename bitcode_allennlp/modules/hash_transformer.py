@@ -104,7 +104,7 @@ class HashTransformerEncoder(SizedSeq2SeqEncoder):
         """
         The ego-attention scores alone, s_ii^h = (W_q^h x_i)·(W_k^h x_i) / √d_h, from `inputs` (batch, words,
         input_dim) → (batch, words, K): equal to `forward_with_scores`'s for the same inputs (with `qk_only`, whose
-        q and k read dropped-out inputs, for the same dropout draw). Padded positions are meaningless.
+        q and k read the inputs through dropout, each call draws its own mask). Padded positions are meaningless.
         """
         batch, words, _ = inputs.shape
         dropped = self.dropout(inputs) if self.qk_only else inputs  # (batch, words, d)
