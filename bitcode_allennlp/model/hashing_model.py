@@ -19,7 +19,7 @@ code-reading head's loss on view 1 (`code_head.py`). Validation stage: any encod
 """
 import hashlib
 from functools import lru_cache
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 from allennlp.common import Lazy
@@ -224,14 +224,16 @@ class HashingModel(Model):
             return self.encoder(embedded, mask), None, None  # (batch, words, d)
         encoded, scores = self.encoder.forward_with_scores(embedded, mask)  # (batch, words, d), (batch, words, K)
         cut = None
-        if self.training and self._cuts_codes():
+        if self.training and self._cut_losses():
             cut = self.encoder.ego_scores(embedded.detach())  # (batch, words, K), no gradient to the PLM
         return encoded, scores, cut
 
-    def _cuts_codes(self) -> bool:
-        """Whether a loss on the codes stops at the hash layer (`hash_loss_reach`, the head's `reach`)."""
-        head = self.code_head is not None and self.code_head.reach == "hash_layer"
-        return head or (self.hash_loss_reach == "hash_layer" and self.beta > 0)
+    def _cut_losses(self) -> FrozenSet[str]:
+        """The losses on the codes that stop at the hash layer, the one place that decides it: `"hash"`
+        (`hash_loss_reach`, with β > 0), `"head"` (the code-reading head's `reach`)."""
+        hash_cut = self.hash_loss_reach == "hash_layer" and self.beta > 0
+        head_cut = self.code_head is not None and self.code_head.reach == "hash_layer"
+        return frozenset(name for name, cut in (("hash", hash_cut), ("head", head_cut)) if cut)
 
     def predict_codes(self, tokens: TextFieldTensors) -> Tuple[torch.LongTensor, torch.BoolTensor]:
         """
@@ -367,12 +369,12 @@ class HashingModel(Model):
         if view2 is not None:  # the second dropout view
             loss = loss + self._task_loss(view2, gold, mask)
             if self.beta > 0:
-                cut = self.hash_loss_reach == "hash_layer"
+                cut = "hash" in self._cut_losses()
                 s1, s2 = self._loss_scores(view, cut), self._loss_scores(view2, cut)  # (batch, words, K) each
                 losses["hash_loss"] = self.hash_loss_of_views(s1, s2, metadata, mask)
                 loss = loss + self.beta * losses["hash_loss"]
         if self.code_head is not None and word_labels is not None:
-            read = self._loss_scores(view, self.code_head.reach == "hash_layer")  # (batch, words, K)
+            read = self._loss_scores(view, "head" in self._cut_losses())  # (batch, words, K)
             loss = loss + self.code_head(read, word_labels, mask, self._loss_divisor(mask))
         reading = self._code_reading_loss(view, gold, mask)
         if reading is not None:
