@@ -14,7 +14,8 @@ interrupted cell goes on where it stopped when the script runs again (the experi
 resumes an interrupted training); `--deadline SECONDS` stops a cell's experiment that long after it starts.
 
 Writes runs/benchmarks/bit_budget.json after every cell (rows of every finished cell, each with its commands and
-durations) and, with matplotlib, runs/benchmarks/bit_budget.png; the table's last column is the smallest K whose
+durations) and, with matplotlib, runs/benchmarks/bit_budget.png (`--png`; docs/bit_budget.png is drawn with
+`--table-only --png docs/bit_budget.png`); the table's last column is the smallest K whose
 validation score is within 1 point of K = 24's.
 """
 import argparse
@@ -38,6 +39,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--bits", default="8,12,16,24,32", help="the values of K")
     parser.add_argument("--rerun-24", action="store_true", help="run the K = 24 cells instead of the committed runs")
     parser.add_argument("--table-only", action="store_true", help="no training: the table from finished cells")
+    parser.add_argument("--png", default=str(common.RESULTS / "bit_budget.png"),
+                        help="where the plot goes (the committed one: --png docs/bit_budget.png)")
     common.add_cell_options(parser)
     parser.add_argument("--work", default=str(common.ROOT / "runs" / "bit_budget"))
     return common.parse_args(parser)
@@ -98,6 +101,7 @@ def plot(rows: List[Dict[str, Any]], png: Path) -> None:
         axis.set_title(SETTINGS[task].title)
         axis.legend(fontsize="small")
     figure.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(png, dpi=100)
     print(f"wrote {png}")
 
@@ -117,7 +121,7 @@ def main() -> None:
           "—" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}", smallest_enough(rows, r["task"]) or "—"]
          for r in rows], align="lrrrrrr"))
     if rows:
-        plot(rows, common.RESULTS / "bit_budget.png")
+        plot(rows, Path(args.png))
 
 
 if __name__ == "__main__":
