@@ -66,10 +66,12 @@ def run_cell(args: argparse.Namespace, task: str, bits: int) -> Optional[Dict[st
 def row(task: str, bits: int, experiment: Dict[str, Any]) -> Dict[str, Any]:
     hashing = 100 * experiment["hashing"]["scores"]["dev"]
     validation = 100 * experiment["validation"]["scores"]["dev"]
-    probes = (experiment.get("diagnostics") or {}).get("accuracy", {})
+    diagnostics = experiment.get("diagnostics") or {}
+    probes = diagnostics.get("accuracy", {})
     return {"task": task, "K": bits, "hashing": round(hashing, 2), "validation": round(validation, 2),
             "gap": round(validation - hashing, 2),
             "bit_mlp": round(100 * probes["mlp_word"], 2) if "mlp_word" in probes else None,
+            "train_codes": diagnostics.get("counts", {}).get("train_codes"),
             "durations_s": experiment.get("durations_s"), "commands": experiment.get("commands")}
 
 
@@ -116,10 +118,13 @@ def main() -> None:
                 rows.append(row(task, bits, experiment))
                 common.write_json(OUT, {"command": common.command_line(), "machine": common.machine(), "rows": rows})
     print(common.markdown_table(
-        ["task", "K", "hashing", "validation", "gap", "bit MLP", "smallest K within 1 of K = 24"],
-        [[SETTINGS[r["task"]].title, r["K"], f"{r['hashing']:.2f}", f"{r['validation']:.2f}", f"{r['gap']:+.2f}",
-          "—" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}", smallest_enough(rows, r["task"]) or "—"]
-         for r in rows], align="lrrrrrr"))
+        ["task", "K", "hashing", "validation", "gap", "bit MLP", "distinct train codes",
+         "smallest K within 1 of K = 24"],
+        [[SETTINGS[r["task"]].title, r["K"], f"{r['hashing']:.2f}", f"{r['validation']:.2f}",
+          f"{r['gap']:+.2f}".replace("-", "−"),
+          "—" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}",
+          "—" if r["train_codes"] is None else f"{r['train_codes']:,}", smallest_enough(rows, r["task"]) or "—"]
+         for r in rows], align="lrrrrrrr"))
     if rows:
         plot(rows, Path(args.png))
 

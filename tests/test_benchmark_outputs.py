@@ -174,3 +174,21 @@ def test_training_curve_plot_names_the_settings_it_ran_with(tmp_path, monkeypatc
     training_curve.plot(rows, str(tmp_path / "plain.png"))
     training_curve.plot(rows, str(tmp_path / "qk.png"), settings=["QK_ONLY=true"])
     assert titles == ["UD EWT POS (XPOS), the paper's method alone", "UD EWT POS (XPOS), with QK_ONLY=true"]
+
+
+def test_bit_budget_rows_and_the_smallest_enough_k():
+    """A cell's row (dev scores ×100, the gap from unrounded scores, distinct train codes) and the smallest K whose
+    codes-only score is within 1 point of K = 24's; none without a K = 24 row."""
+    import bit_budget
+
+    def cell(hashing, validation, codes):
+        return {"hashing": {"scores": {"dev": hashing}}, "validation": {"scores": {"dev": validation}},
+                "diagnostics": {"counts": {"train_codes": codes}, "accuracy": {"mlp_word": 0.9}}}
+
+    rows = [bit_budget.row("ner", 8, cell(0.8086444, 0.8200911, 129)), bit_budget.row("ner", 12, cell(0.77, 0.75, 700)),
+            bit_budget.row("ner", 24, cell(0.77, 0.76, 3000)), bit_budget.row("pos", 8, cell(0.9, 0.8, 10))]
+    assert rows[0]["gap"] == 1.14 and rows[0]["train_codes"] == 129 and rows[0]["bit_mlp"] == 90.0
+    assert bit_budget.smallest_enough(rows, "ner") == 8
+    rows[0]["validation"] = 74.99  # 1.01 under K = 24's 76.00
+    assert bit_budget.smallest_enough(rows, "ner") == 12
+    assert bit_budget.smallest_enough(rows, "pos") is None
