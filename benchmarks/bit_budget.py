@@ -4,6 +4,7 @@ would use"), on the full open corpora with MiniLM fine-tuned, hashing and valida
     python benchmarks/bit_budget.py                          # every cell, one at a time (about 9 hours on 2 CPU cores)
     python benchmarks/bit_budget.py --tasks ner --bits 8,16  # some cells
     python benchmarks/bit_budget.py --table-only             # the table (and PNG) from the finished cells
+    python benchmarks/bit_budget.py --table-only --docs --png docs/bit_budget.png   # and into the docs (DOCS)
 
 A cell is one `python -m bitcode_allennlp.code_stage.experiment` (hashing stage, re-annotation, validation stage, both
 scored on dev, `allennlp bits probe`) in runs/bit_budget/TASK_K{K}/ with `SETTINGS[task]` (the task's recipe,
@@ -31,6 +32,8 @@ SETTINGS: Dict[str, Recipe] = {task: RECIPES[task] for task in ("ner", "pos", "p
 written once in `bitcode_allennlp.recipes.RECIPES` (`hashing_set`, `code_set`, `committed`: the K = 24 run of it,
 `title`)."""
 OUT = common.RESULTS / "bit_budget.json"
+DOCS = ("REPRODUCTION.md", "docs/results.md")
+"""The documents that hold the table (`--docs` rewrites it there)."""
 
 
 def parse_args() -> argparse.Namespace:
@@ -39,6 +42,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--bits", default="8,12,16,24,32", help="the values of K")
     parser.add_argument("--rerun-24", action="store_true", help="run the K = 24 cells instead of the committed runs")
     parser.add_argument("--table-only", action="store_true", help="no training: the table from finished cells")
+    parser.add_argument("--docs", action="store_true", help="write the table into DOCS, in place of the one there")
     parser.add_argument("--png", default=str(common.RESULTS / "bit_budget.png"),
                         help="where the plot goes (the committed one: --png docs/bit_budget.png)")
     common.add_cell_options(parser)
@@ -83,6 +87,19 @@ def smallest_enough(rows: List[Dict[str, Any]], task: str) -> Optional[int]:
     return min(k for k, r in cells.items() if r["validation"] >= cells[24]["validation"] - 1.0)
 
 
+def replace_table(text: str, table: str, name: str) -> str:
+    """TEXT with its markdown table that starts with TABLE's header row replaced by TABLE (an error naming NAME if
+    TEXT has no such table, or more than one)."""
+    lines, new = text.split("\n"), table.strip().split("\n")
+    starts = [i for i, line in enumerate(lines) if line == new[0]]
+    if len(starts) != 1:
+        raise SystemExit(f"{name}: {len(starts)} tables start with the header {new[0]!r}; expected one")
+    end = starts[0]
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return "\n".join(lines[:starts[0]] + new + lines[end:])
+
+
 def plot(rows: List[Dict[str, Any]], png: Path) -> None:
     try:
         import matplotlib
@@ -117,14 +134,19 @@ def main() -> None:
             if experiment is not None:
                 rows.append(row(task, bits, experiment))
                 common.write_json(OUT, {"command": common.command_line(), "machine": common.machine(), "rows": rows})
-    print(common.markdown_table(
+    table = common.markdown_table(
         ["task", "K", "hashing", "validation", "gap", "bit MLP", "distinct train codes",
          "smallest K within 1 of K = 24"],
         [[SETTINGS[r["task"]].title, r["K"], f"{r['hashing']:.2f}", f"{r['validation']:.2f}",
           f"{r['gap']:+.2f}".replace("-", "−"),
           "—" if r["bit_mlp"] is None else f"{r['bit_mlp']:.2f}",
           "—" if r["train_codes"] is None else f"{r['train_codes']:,}", smallest_enough(rows, r["task"]) or "—"]
-         for r in rows], align="lrrrrrrr"))
+         for r in rows], align="lrrrrrrr")
+    print(table)
+    for name in DOCS if args.docs else ():
+        path = common.ROOT / name
+        path.write_text(replace_table(path.read_text(), table, name))
+        print(f"wrote the table into {name}")
     if rows:
         plot(rows, Path(args.png))
 

@@ -192,3 +192,16 @@ def test_bit_budget_rows_and_the_smallest_enough_k():
     rows[0]["validation"] = 74.99  # 1.01 under K = 24's 76.00
     assert bit_budget.smallest_enough(rows, "ner") == 12
     assert bit_budget.smallest_enough(rows, "pos") is None
+
+
+def test_bit_budget_replaces_its_table_in_a_document_and_nothing_else():
+    import bit_budget
+
+    text = "# Bits\n\n| task | K |\n|---|---:|\n| NER | 8 |\n\nAfter.\n| other | table |\n"
+    new = "| task | K |\n|---|---:|\n| NER | 8 |\n| NER | 12 |\n"
+    assert bit_budget.replace_table(text, new, "R.md") == (
+        "# Bits\n\n| task | K |\n|---|---:|\n| NER | 8 |\n| NER | 12 |\n\nAfter.\n| other | table |\n")
+    with pytest.raises(SystemExit, match="R.md: 0 tables start with the header '| task | bits |'"):
+        bit_budget.replace_table(text, "| task | bits |\n|---|---|\n", "R.md")
+    with pytest.raises(SystemExit, match="R.md: 2 tables"):
+        bit_budget.replace_table(text + text, new, "R.md")
