@@ -205,3 +205,31 @@ def test_bit_budget_replaces_its_table_in_a_document_and_nothing_else():
         bit_budget.replace_table(text, "| task | bits |\n|---|---|\n", "R.md")
     with pytest.raises(SystemExit, match="R.md: 2 tables"):
         bit_budget.replace_table(text + text, new, "R.md")
+
+
+def test_finish_cell_keeps_the_gpu_steps_from_their_files_and_refuses_a_hostile_tar(tmp_path):
+    """benchmarks/gpu/finish_cell.py: a GPU step's missing output is an error naming it (the step is not run here);
+    a tar member that would land outside the cell's folder is refused."""
+    import importlib.util
+    import io
+    import tarfile
+
+    spec = importlib.util.spec_from_file_location("finish_cell", ROOT / "benchmarks" / "gpu" / "finish_cell.py")
+    finish_cell = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(finish_cell)
+    hostile = tmp_path / "hostile.tar.xz"
+    with tarfile.open(hostile, "w:xz") as tar:
+        member = tarfile.TarInfo("../escaped.txt")
+        member.size = 3
+        tar.addfile(member, io.BytesIO(b"bad"))
+    with pytest.raises(tarfile.FilterError):
+        finish_cell.unpack(hostile, tmp_path / "cell")
+    assert not (tmp_path / "escaped.txt").exists()
+    settings = finish_cell.ExperimentSettings("parse", tmp_path / "cell", tmp_path / "t", tmp_path / "d")
+    experiment = finish_cell.FinishedElsewhere(settings)
+    with pytest.raises(SystemExit, match="codes/train.jsonl: missing; step hash_corpus_train ran on the GPU"):
+        experiment.allennlp("hash_corpus_train", ["hash-corpus"], {})
+    (tmp_path / "cell" / "codes").mkdir()
+    (tmp_path / "cell" / "codes" / "train.jsonl").write_text("{}\n")
+    experiment.allennlp("hash_corpus_train", ["hash-corpus", "A", "B"], {})  # kept: not run
+    assert experiment.commands[-1] == "allennlp hash-corpus A B" and "hash_corpus_train" not in experiment.durations

@@ -45,6 +45,14 @@ class FinishedElsewhere(Experiment):
         super().allennlp(step, args, variables, done)
 
 
+def unpack(source: Path, out: Path) -> None:
+    """The cell's files from SOURCE (tar.xz) into OUT; a member that would land outside OUT (`..`, an absolute path,
+    a link out of it) is refused (`tarfile`'s "data" filter) and nothing of it is written."""
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(source) as tar:
+        tar.extractall(out, filter="data")
+
+
 def archive_config(archive: Path) -> Dict[str, Any]:
     """The hashing run's config.json (the one its archive holds), as the archive itself stayed on the GPU machine."""
     return json.loads((archive.parent / "config.json").read_text())
@@ -60,9 +68,7 @@ def main() -> None:
     args = parser.parse_args()
     out = (args.work / f"{args.task}_K{args.bits}").resolve()
     if args.source is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(args.source) as tar:
-            tar.extractall(out, filter="data")  # no path outside OUT, no links out of it
+        unpack(args.source, out)
     recipe = SETTINGS[args.task]
     train, dev = common.TASK_DATA[args.task]
     settings = ExperimentSettings(args.task, out, train.resolve(), dev.resolve(), plm=minilm_path(),
