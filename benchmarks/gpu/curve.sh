@@ -32,27 +32,23 @@ if [ ! -f $M/model.safetensors ]; then
 fi
 echo "ready $(( $(date +%s) - T0 )) s"
 set +e
-if [ "$CELLS" = bit_budget ] && [ -n "$PARALLEL" ]; then
-  # every K's cell at once, a process each with THREADS CPU threads, until the call's deadline: a parse cell's steps
-  # launch small kernels one after another (the tree CRF's loop over span widths), so one cell leaves the GPU idle
+bit_budget_cell() {  # bit_budget_cell K: the cell of K until the call's deadline; its output in runs/bit_budget/K$K.log
+  local left=$(( T0 + ${DEADLINE:-500} - $(date +%s) ))
+  [ $left -gt 30 ] || return 75
+  # shellcheck disable=SC2086  # MORE is a list of options (e.g. --rerun-24)
+  OMP_NUM_THREADS=${THREADS:-3} python3 benchmarks/bit_budget.py --tasks ${TASK:-parse} --bits $1 $MORE \
+    --cuda-device ${DEVICE:-0} --deadline $left --png runs/bit_budget/K$1.png > runs/bit_budget/K$1.log 2>&1
+}
+if [ "$CELLS" = bit_budget ]; then
+  # PARALLEL: every K's cell at once, a process each with THREADS CPU threads: a parse cell's steps launch small
+  # kernels one after another (the tree CRF's loop over span widths), so one cell leaves the GPU idle
   RC=0; PIDS=""; mkdir -p runs/bit_budget
-  LEFT=$(( T0 + ${DEADLINE:-500} - $(date +%s) ))
   for K in ${BITS//,/ }; do
-    # shellcheck disable=SC2086  # MORE is a list of options (e.g. --rerun-24)
-    OMP_NUM_THREADS=${THREADS:-3} python3 benchmarks/bit_budget.py --tasks ${TASK:-parse} --bits $K $MORE \
-      --cuda-device ${DEVICE:-0} --deadline $LEFT --png runs/bit_budget/K$K.png > runs/bit_budget/K$K.log 2>&1 &
-    PIDS="$PIDS $!"
+    if [ -n "$PARALLEL" ]; then bit_budget_cell $K & PIDS="$PIDS $!"; else bit_budget_cell $K || { RC=$?; break; }; fi
   done
   for P in $PIDS; do wait $P || RC=$?; done
-  for K in ${BITS//,/ }; do echo "== K = $K"; grep -v "it/s\]\|s/it\]" runs/bit_budget/K$K.log | tail -4; done
-elif [ "$CELLS" = bit_budget ]; then
-  RC=0
-  for K in ${BITS//,/ }; do  # one cell at a time, each until the call's deadline
-    LEFT=$(( T0 + ${DEADLINE:-500} - $(date +%s) ))
-    [ $LEFT -gt 30 ] || { RC=75; break; }
-    # shellcheck disable=SC2086  # MORE is a list of options (e.g. --rerun-24)
-    python3 benchmarks/bit_budget.py --tasks ${TASK:-parse} --bits $K $MORE --cuda-device ${DEVICE:-0} \
-      --deadline $LEFT --png $OUT/bit_budget.png || { RC=$?; break; }
+  for K in ${BITS//,/ }; do
+    [ -f runs/bit_budget/K$K.log ] && { echo "== K = $K"; grep -v "it/s\]\|s/it\]" runs/bit_budget/K$K.log | tail -4; }
   done
   cp runs/benchmarks/bit_budget.json $OUT/ 2>/dev/null
 else

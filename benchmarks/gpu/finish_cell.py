@@ -26,8 +26,9 @@ from bitcode_allennlp.code_stage import experiment  # noqa: E402
 from bitcode_allennlp.code_stage.experiment import Experiment, ExperimentSettings  # noqa: E402
 from bitcode_allennlp.plm import minilm_path  # noqa: E402
 
-ELSEWHERE = ("hashing_train", "hash_corpus_train", "hash_corpus_dev", "hashing_evaluate_dev")
-"""The steps that ran on the GPU machine, in the experiment's order."""
+ELSEWHERE = {"hashing_train": "hashing/metrics.json", "hash_corpus_train": "codes/train.jsonl",
+             "hash_corpus_dev": "codes/dev.jsonl", "hashing_evaluate_dev": "hashing_dev_metrics.json"}
+"""The steps that ran on the GPU machine, in the experiment's order, each with the file it wrote (in the cell)."""
 
 
 class FinishedElsewhere(Experiment):
@@ -35,10 +36,7 @@ class FinishedElsewhere(Experiment):
 
     def allennlp(self, step: str, args: Sequence[Any], variables: Dict[str, str], done: Sequence[Path] = ()) -> None:
         if step in ELSEWHERE:
-            written = {"hashing_train": self.out / "hashing" / "metrics.json",
-                       "hash_corpus_train": self.out / "codes" / "train.jsonl",
-                       "hash_corpus_dev": self.out / "codes" / "dev.jsonl",
-                       "hashing_evaluate_dev": self.out / "hashing_dev_metrics.json"}[step]
+            written = self.out / ELSEWHERE[step]
             if not written.exists():
                 raise SystemExit(f"{written}: missing; step {step} ran on the GPU machine, and --from must hold it")
             done = [written]
