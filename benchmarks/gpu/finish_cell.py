@@ -42,6 +42,10 @@ class FinishedElsewhere(Experiment):
             done = [written]
         super().allennlp(step, args, variables, done)
 
+    def hashing_config(self, archive: Path) -> Dict[str, Any]:
+        """The hashing run's config.json (the one its archive holds), as the archive itself stayed on the GPU."""
+        return json.loads((archive.parent / "config.json").read_text())
+
 
 def unpack(source: Path, out: Path) -> None:
     """The cell's files from SOURCE (tar.xz) into OUT; a member that would land outside OUT (`..`, an absolute path,
@@ -49,11 +53,6 @@ def unpack(source: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tarfile.open(source) as tar:
         tar.extractall(out, filter="data")
-
-
-def archive_config(archive: Path) -> Dict[str, Any]:
-    """The hashing run's config.json (the one its archive holds), as the archive itself stayed on the GPU machine."""
-    return json.loads((archive.parent / "config.json").read_text())
 
 
 def main() -> None:
@@ -71,7 +70,6 @@ def main() -> None:
     train, dev = common.TASK_DATA[args.task]
     settings = ExperimentSettings(args.task, out, train.resolve(), dev.resolve(), plm=minilm_path(),
                                   hashing_set=[*recipe.hashing_set, f"K={args.bits}"], code_set=recipe.code_set)
-    experiment.archive_config = archive_config
     row = FinishedElsewhere(settings).run()
     row["steps_elsewhere"] = {"steps": list(ELSEWHERE), "where": args.where}
     row["machine"] = common.machine()

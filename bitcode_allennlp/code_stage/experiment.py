@@ -367,7 +367,7 @@ class Experiment:
     def run(self) -> Dict[str, Any]:
         """Both stages, the re-annotation between them, both scored, the probes; the row of experiment.json."""
         archive = self.hashing_stage()
-        config = archive_config(archive)
+        config = self.hashing_config(archive)
         num_bits = int(config["model"]["encoder"].get("num_bits", 24))
         codes = self.reannotate(archive, config)
         code_dir = self.validation_stage(codes)
@@ -386,6 +386,10 @@ class Experiment:
         }
         (self.out / "experiment.json").write_text(json.dumps(row, indent=2))
         return row
+
+    def hashing_config(self, archive: Path) -> Dict[str, Any]:
+        """The hashing stage's config: the one its archive holds."""
+        return archive_config(archive)
 
     def hashing_stage(self) -> Path:
         """1. The hashing stage, trained in OUT/hashing unless `hashing_archive` is given: its archive."""
