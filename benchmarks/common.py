@@ -48,6 +48,21 @@ def train_fixture_archive(directory: str) -> str:
     return os.path.join(directory, "run", "model.tar.gz")
 
 
+def dev_data(archive: str, given: Optional[str]) -> str:
+    """The corpus a script reads with `archive`'s reader: `given` (`--data`), else the archive's dev data as its
+    serialization folder's `config.json` names it (an archive's own config holds only the file's name: it carries no
+    path of the trainer's machine). Exits naming `--data` when neither is a path that exists."""
+    if given:
+        return given
+    beside = Path(archive).resolve().parent / "config.json"
+    if beside.is_file():
+        path = json.loads(beside.read_text()).get("validation_data_path")
+        if isinstance(path, str) and os.path.exists(path):
+            return path
+    raise SystemExit(f"{archive}: give the corpus with --data (an archive keeps only its data files' names, and no "
+                     f"config.json beside it names a dev file that exists here)")
+
+
 def harness(name: str) -> Any:
     """`tests.harness.NAME` (`browser`: headless Chromium on the explorer; `evalb_program`: the real EVALB), the test
     harness the benchmarks share with the tests: outside the package, so the repository root goes on `sys.path`."""

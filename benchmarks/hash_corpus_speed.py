@@ -47,7 +47,7 @@ STORAGE_LABELS = {"codes_jsonl": "hash-corpus output (JSON lines: words, codes, 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--archive", help="default: train training_configs/ner_hash.jsonnet on the fixtures")
-    parser.add_argument("--data", help="the corpus, in the archive reader's format (default: its validation data)")
+    parser.add_argument("--data", help="the corpus, in the archive reader's format (default: its training's dev data)")
     parser.add_argument("--sentences", type=int, default=1000, help="the first N sentences of --data (default 1000)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=1024, help="hash-corpus --batch-size (words, default 1024)")
@@ -147,7 +147,7 @@ def main() -> None:
     archive = load_archive(archive_path, cuda_device=args.cuda_device)
     load_s = time.perf_counter() - start
     model, reader = archive.model.eval(), archive.validation_dataset_reader
-    data = args.data or archive.config["validation_data_path"]
+    data = common.dev_data(archive_path, args.data)
     reader.max_instances = args.sentences
     sentences = [instance["metadata"]["words"] for instance in reader.read(data)]
     words = sum(map(len, sentences))

@@ -7,17 +7,14 @@ Both paths start from raw sentence strings and use one loaded model (the compone
 `predictor.predict_batch_json([{"sentence": s}, ...])` in batches of `--batch-size` (what `allennlp predict
 --batch-size` does, without file I/O), and `nlp.pipe(sentences, batch_size=...)` on `spacy.blank(lang)` with the
 `bitcode_ner` / `bitcode_tagger` / `bitcode_parser` component (the archive's kind), whose model batches have the
-same size. The sentences are the dev data of the archive's config (`--data` to change), words joined by spaces
+same size. The sentences are the dev data its training named (`--data` to change), words joined by spaces
 and cut by spaCy's rule-based sentencizer first, so that each string is one sentence on both paths. Rounds
 alternate which path goes first; medians of wall and process CPU time; ratio = spaCy words/s ÷ predictor
 words/s (target >= 0.9). Prints a markdown table; writes `runs/benchmarks/spacy_pipe.json` (one entry per
 `--name`, default `fixture` or the archive's directory name).
 """
 import argparse
-import json
-import os
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +28,7 @@ OUT = common.RESULTS / "spacy_pipe.json"
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--archive", help="default: train training_configs/ner_hash.jsonnet on the fixtures")
-    parser.add_argument("--data", help="default: the archive's validation_data_path")
+    parser.add_argument("--data", help="default: the dev data its serialization folder's config.json names")
     parser.add_argument("--max-sentences", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=10)
@@ -40,13 +37,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--name", help="key of this run in the JSON")
     parser.add_argument("--out", default=str(OUT))
     return common.parse_args(parser)
-
-
-def archive_config(archive: str) -> dict:
-    if os.path.isdir(archive):
-        return json.loads((Path(archive) / "config.json").read_text())
-    with tarfile.open(archive) as tar:
-        return json.load(tar.extractfile("config.json"))
 
 
 def component_of(config: dict) -> str:
@@ -96,20 +86,22 @@ def main() -> None:
     import spacy
     import torch
 
+    from bitcode_allennlp.host.archival import read_archive_config
+
     torch.set_num_threads(args.threads)
     temporary = None
     archive = args.archive
     if archive is None:
         temporary = tempfile.TemporaryDirectory()
         archive = common.train_fixture_archive(temporary.name)
-    config = archive_config(archive)
+    config = read_archive_config(archive)
     name = args.name or ("fixture" if args.archive is None else Path(archive).resolve().parent.name)
     factory = component_of(config)
 
     nlp = spacy.blank(args.lang)
     nlp.add_pipe(factory, config={"archive": archive, "batch_size": args.batch_size})
     predictor = nlp.get_pipe(factory).predictor  # loads the archive; both paths use this model
-    data = args.data or config["validation_data_path"]
+    data = common.dev_data(archive, args.data)
     sentences = dev_sentences(predictor._dataset_reader, data, args.lang, args.max_sentences)
 
     def run_predictor():

@@ -48,6 +48,23 @@ def test_every_script_parses_through_common():
     assert scripts and not plain, plain
 
 
+def test_dev_data_reads_the_serialization_folders_config_not_the_archives_file_name(tmp_path):
+    dev = tmp_path / "data" / "development"
+    dev.parent.mkdir()
+    dev.write_text("")
+    run = tmp_path / "run"
+    run.mkdir()
+    archive = str(run / "model.tar.gz")  # its own config.json would say only "development"
+    assert common.dev_data(archive, "given.conll") == "given.conll"
+    with pytest.raises(SystemExit, match="--data"):
+        common.dev_data(archive, None)  # no config.json beside it
+    (run / "config.json").write_text(json.dumps({"validation_data_path": str(dev)}))
+    assert common.dev_data(archive, None) == str(dev)
+    dev.unlink()
+    with pytest.raises(SystemExit, match="model.tar.gz: give the corpus with --data"):
+        common.dev_data(archive, None)  # named, but not on this machine
+
+
 def test_training_curve_keeps_the_rows_it_did_not_rerun():
     import training_curve
 

@@ -30,7 +30,6 @@ import os
 import signal
 import subprocess
 import sys
-import tarfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Opti
 
 from bitcode_allennlp import resources
 from bitcode_allennlp import tasks as registered_tasks
+from bitcode_allennlp.host.archival import read_archive_config
 from bitcode_allennlp.host.config_declaration import VARIABLES as DECLARED
 from bitcode_allennlp.host.config_variables import variables_read
 from bitcode_allennlp.host.retired import environment_problem
@@ -83,14 +83,6 @@ def config_variables(configs: Path = CONFIGS) -> Set[str]:
 CONFIG_VARIABLES: FrozenSet[str] = frozenset(DECLARED)
 """Every config variable, as declared once (`bitcode_allennlp.host.config_declaration`): cleared from the inherited
 environment so that each stage gets exactly the values given here, and the names `--set` / `--code-set` accept."""
-
-
-def archive_config(archive: Path) -> Dict[str, Any]:
-    """The `config.json` inside a model archive."""
-    with tarfile.open(archive) as tar:
-        member = tar.extractfile("config.json")
-        assert member is not None, f"{archive} has no config.json"
-        return json.load(member)
 
 
 DEADLINE_STATUS = 75
@@ -389,7 +381,7 @@ class Experiment:
 
     def hashing_config(self, archive: Path) -> Dict[str, Any]:
         """The hashing stage's config: the one its archive holds."""
-        return archive_config(archive)
+        return read_archive_config(archive)
 
     def hashing_stage(self) -> Path:
         """1. The hashing stage, trained in OUT/hashing unless `hashing_archive` is given: its archive."""

@@ -9,7 +9,8 @@ from allennlp.data import DatasetReader
 
 import bitcode_allennlp.plugin  # noqa: F401
 from bitcode_allennlp.host.errors import DataFormatError
-from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, archive_config, main
+from bitcode_allennlp.code_stage.experiment import CONFIG_VARIABLES, main
+from bitcode_allennlp.host.archival import read_archive_config
 from tests.conftest import CONFIGS, FIXTURES
 
 DATA = FIXTURES / "data"
@@ -117,7 +118,7 @@ def test_experiment_with_column_files(tmp_path, monkeypatch, train, dev, variabl
     out = tmp_path / "exp"
     row = main(["ner", "--out", str(out), "--train", str(train), "--dev", str(dev), "--set", "EPOCHS=1", *variables,
                 "--code-set", "EPOCHS=1", "--no-probe", "--in-process"])
-    config = archive_config(out / "hashing" / "model.tar.gz")
+    config = read_archive_config(out / "hashing" / "model.tar.gz")
     scheme = "IOB1" if "INPUT_SCHEME=IOB1" in variables else "IOB2"
     for key in ("dataset_reader", "validation_dataset_reader"):
         assert (config[key]["type"], config[key]["input_scheme"], config[key]["coding_scheme"]) == (
@@ -129,7 +130,7 @@ def test_experiment_with_column_files(tmp_path, monkeypatch, train, dev, variabl
         expected = reader_output(reader, path)
         assert [(line["words"], line["tags"]) for line in codes] == expected  # all sentences, tags in BIOUL
         assert all(len(line["codes"]) == len(line["words"]) and line["num_bits"] == 24 for line in codes)
-    assert archive_config(out / "validation" / "model.tar.gz")["dataset_reader"]["type"] == "binary_codes"
+    assert read_archive_config(out / "validation" / "model.tar.gz")["dataset_reader"]["type"] == "binary_codes"
     for stage in ("hashing", "validation"):
         metrics = json.loads((out / f"{stage}_dev_metrics.json").read_text())
         assert metrics["f1-measure-overall"] == row[stage]["scores"]["dev"]
