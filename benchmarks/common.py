@@ -48,15 +48,22 @@ def train_fixture_archive(directory: str) -> str:
     return os.path.join(directory, "run", "model.tar.gz")
 
 
+def run_config(archive: Union[str, Path]) -> Optional[Dict[str, Any]]:
+    """The training run's own `config.json` beside `archive` (in its serialization folder; it keeps the trainer's
+    paths, which the archive's copy drops), or None where there is none."""
+    beside = Path(archive).resolve().parent / "config.json"
+    return json.loads(beside.read_text()) if beside.is_file() else None
+
+
 def dev_data(archive: str, given: Optional[str]) -> str:
     """The corpus a script reads with `archive`'s reader: `given` (`--data`), else the archive's dev data as its
     serialization folder's `config.json` names it (an archive's own config holds only the file's name: it carries no
     path of the trainer's machine). Exits naming `--data` when neither is a path that exists."""
     if given:
         return given
-    beside = Path(archive).resolve().parent / "config.json"
-    if beside.is_file():
-        path = json.loads(beside.read_text()).get("validation_data_path")
+    beside = run_config(archive)
+    if beside is not None:
+        path = beside.get("validation_data_path")
         if isinstance(path, str) and os.path.exists(path):
             return path
     raise SystemExit(f"{archive}: give the corpus with --data (an archive keeps only its data files' names, and no "

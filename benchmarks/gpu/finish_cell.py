@@ -44,7 +44,10 @@ class FinishedElsewhere(Experiment):
 
     def hashing_config(self, archive: Path) -> Dict[str, Any]:
         """The hashing run's config.json (the one its archive holds), as the archive itself stayed on the GPU."""
-        return json.loads((archive.parent / "config.json").read_text())
+        config = common.run_config(archive)
+        if config is None:
+            raise SystemExit(f"{archive.parent / 'config.json'}: missing; --from must hold the hashing run's config")
+        return config
 
 
 def unpack(source: Path, out: Path) -> None:
