@@ -48,14 +48,18 @@ def test_a_missing_corpus_is_one_line(tmp_path):
 
 
 def test_other_settings_are_named_and_checked():
-    """`--setting tags` (NER): the measured tags-first setting, its own reference row and default names; a setting a
-    task does not have is one line naming those it has."""
+    """`--setting tags` (NER): the measured tags-first setting, its own reference row and default names; parsing's
+    `short`: the recommended variables with 3 epochs; a setting a task does not have is one line naming those it
+    has."""
     import pytest
 
     tags = recipes.recipe_for("ner", "tags")
     assert "CODE_HEAD" not in tags.variables and tags.variables["BETA"] == "0.005"
     assert tags.train == recipes.RECIPES["ner"].train and "79.21" in tags.reference
     assert recipes.recipe_for("ner") is recipes.RECIPES["ner"]
+    short, recommended = recipes.recipe_for("parse", "short"), recipes.RECIPES["parse"]
+    assert short.variables == {**recommended.variables, "EPOCHS": "3"} and recommended.variables["EPOCHS"] == "6"
+    assert short.code_variables == recommended.code_variables and short.committed == "craft_parse_spanhead.json"
     with pytest.raises(SystemExit, match=r"^--setting codes: ner has the settings tags besides the recommended one$"):
         recipes.main(["ner", "--setting", "codes"], io.StringIO())
     with pytest.raises(SystemExit, match=r"^--setting tags: pos has no other setting besides the recommended one$"):
