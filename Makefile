@@ -56,8 +56,9 @@ demo-pages:
 
 # A model you would use: the task's recommended setting on its full open corpus (../shared/data, or DATA=...) with
 # MiniLM fine-tuned, scored on dev, packaged as a wheel in runs/model_$(TASK)/dist/ (bitcode_allennlp/recipes.py):
-#   make model TASK=ner   (about 20 min on 2 CPU cores; pos about 30, parse about 25)
+#   make model TASK=ner   (about 20 min on 2 CPU cores; pos about 30, parse about 46)
 #   make model TASK=ner SETTING=tags   (another measured setting: NER's best tags, weaker codes; runs/model_ner_tags/)
+#   make model TASK=parse SETTING=short   (3 hashing epochs in place of 6: about 22 min, about 2 points under)
 DATA ?= ../shared/data
 model:
 	$(PYTHON) -m bitcode_allennlp.recipes $(TASK) --data $(DATA) $(if $(SETTING),--setting $(SETTING)) $(ARGS)
